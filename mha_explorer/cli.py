@@ -1,0 +1,222 @@
+"""The command line: ``mha-explorer`` opens the window; subcommands serve scripts.
+
+``shapes`` answers from the stage plan alone and never imports torch or Qt.
+Bad input is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+from .core.config import DEVICES, DTYPES, ALIGNMENTS, ConfigError, MHAConfig, sentence_tokens
+from .core.plan import STAGE_IDS, Plan, build_plan
+from .core.presets import PRESETS, get_preset
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a mistake as one line instead of usage + message."""
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse's API
+        raise UsageError(message)
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+def add_config_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("attention layer (any flag not given keeps the default or the preset)")
+    g.add_argument("--preset", metavar="NAME", help="start from a real model's attention layer "
+                   "(see --list-presets); other flags then override it")
+    g.add_argument("--d-model", type=_int, metavar="D", help="model width D (default 512)")
+    g.add_argument("--heads", type=_int, metavar="H", help="query heads H; must divide D (default 8)")
+    g.add_argument("--kv-heads", type=_int, metavar="HKV",
+                   help="key/value heads: H for MHA, 1 for MQA, a divisor of H for GQA (default H)")
+    g.add_argument("--batch", type=_int, metavar="B", help="batch size B (default 2)")
+    g.add_argument("--seq", type=_int, metavar="T", help="query length T (default 8)")
+    g.add_argument("--kv-seq", type=_int, metavar="S",
+                   help="key/value length S; differs from T for cross-attention (default T)")
+    g.add_argument("--sentence", metavar="TEXT",
+                   help="words to use as tokens; sets T to the number of words")
+    g.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
+                   help="hide future keys from each query (default off, on for decoder presets)")
+    g.add_argument("--causal-alignment", choices=ALIGNMENTS, default=None,
+                   help="for T != S: top-left (query i sees keys 0..i, as torch is_causal) or "
+                   "bottom-right (the last query sees every key, as when decoding with a cache)")
+    g.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
+                   help="add biases to the four projections (default on)")
+    g.add_argument("--dtype", choices=tuple(DTYPES), default=None, help="number format (default float32)")
+    g.add_argument("--device", choices=DEVICES, default=None,
+                   help="where torch computes: auto picks CUDA, then MPS, then CPU (default auto)")
+    g.add_argument("--seed", type=_int, metavar="N", help="seed for weights and inputs (default 0)")
+
+
+_FLAG_FIELDS = {
+    "d_model": "d_model", "heads": "n_heads", "kv_heads": "n_kv_heads", "batch": "batch",
+    "seq": "seq", "kv_seq": "kv_seq", "causal": "causal", "causal_alignment": "causal_alignment",
+    "bias": "bias", "dtype": "dtype", "device": "device", "seed": "seed",
+}
+
+
+def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) -> MHAConfig:
+    """The config the flags describe; raises ConfigError for an invalid combination."""
+    cfg = base or MHAConfig()
+    if args.preset:
+        cfg = get_preset(args.preset).apply(cfg)
+    changes: dict[str, Any] = {f: getattr(args, a) for a, f in _FLAG_FIELDS.items()
+                               if getattr(args, a, None) is not None}
+    if getattr(args, "sentence", None):
+        words = sentence_tokens(args.sentence)
+        if not words:
+            raise ConfigError("tokens", "the sentence has no words")
+        changes.update(tokens=words, seq=len(words))
+    elif "seq" in changes:
+        changes["tokens"] = None
+    return _build(cfg, changes)
+
+
+def _build(cfg: MHAConfig, changes: dict[str, Any]) -> MHAConfig:
+    # validate the whole change at once so the message is about the final config
+    data = cfg.to_dict()
+    data.update(changes)
+    return MHAConfig.from_dict(data)
+
+
+def _dims(t: dict) -> str:
+    return "[" + ", ".join(t["dims"]) + "]"
+
+
+def _shape(t: dict) -> str:
+    return "[" + ", ".join(f"{n:,}" for n in t["shape"]) + "]"
+
+
+def human(n: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f}"
+
+
+def format_plan(plan: Plan) -> str:
+    from .core.memory import format_bytes
+
+    c, d = plan.config, plan.to_dict()
+    lines = [
+        f"MHA Explorer — {c.variant}: D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}  "
+        f"B={c.batch}  T={c.T}  S={c.S}  {c.dtype}"
+        + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias"),
+        "",
+    ]
+    rows = [("stage", "tensor", "dims", "shape", "strides", "contiguous", "FLOPs", "new memory")]
+    for s in d["stages"]:
+        for i, t in enumerate(s["tensors"]):
+            rows.append((
+                s["id"] if i == 0 else "", t["name"], _dims(t), _shape(t),
+                "(" + ", ".join(f"{x:,}" for x in t["strides"]) + ")",
+                "yes" if t["contiguous"] else "no (view)" if not t["allocates"] else "no",
+                human(s["flops"]) if i == 0 else "",
+                format_bytes(s["bytes"]) if i == 0 else "",
+            ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    lines += ["", "Parameters (one attention layer)"]
+    p = d["params"]
+    for t in p["terms"]:
+        lines.append(f"  {t['name']:<4} = {t['formula']:<14} = {t['numbers']:<16} = {t['count']:>16,}")
+    lines.append(f"  total = {p['total_formula']} = {p['total']:,}")
+    lines.append(f"  one head (H = 1) at d_model {c.d_model}: {p['single_head_total']:,}"
+                 + ("  — the same: heads split D, they do not add parameters"
+                    if p["single_head_total"] == p["mha_total"] == p["total"] else ""))
+    if c.Hkv != c.H:
+        lines.append(f"  full MHA (Hkv = H = {c.H}): {p['mha_total']:,}; {c.variant} saves "
+                     f"{p['mha_total'] - p['total']:,}")
+    m = d["memory"]
+    lines += [
+        "", "Memory",
+        f"  KV cache per token: 2 × Hkv × d_k × {c.elem_bytes} B = {format_bytes(m['kv_cache_per_token'])}",
+        f"  KV cache per sequence (S = {c.S:,}): {format_bytes(m['kv_cache_per_sequence'])};"
+        f" for the batch: {format_bytes(m['kv_cache_batch'])}",
+        f"  attention matrix B·H·T·S: {format_bytes(m['attention_matrix'])} (grows with T·S)",
+        f"  total FLOPs: {human(plan.total_flops)}",
+    ]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mha-explorer",
+        description="Multi-head attention, stage by stage. With no command, opens the window.",
+    )
+    add_config_flags(parser)
+    parser.add_argument("--stage", choices=STAGE_IDS, help="the stage to open on")
+    parser.add_argument("--present", action="store_true",
+                        help="start in presentation mode (fullscreen, large type)")
+    parser.add_argument("--settings", metavar="FILE",
+                        help="read and keep preferences in this file instead of the user's")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    shapes = sub.add_parser("shapes", help="print every stage's shapes and the parameter arithmetic",
+                            description="Print every stage's tensor shapes, strides, FLOPs and "
+                            "memory, and the parameter arithmetic. Never imports torch.")
+    add_config_flags(shapes)
+    shapes.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    shapes.add_argument("--list-presets", action="store_true", help="list the presets and exit")
+    return parser
+
+
+def _list_presets() -> str:
+    from .core.plan import param_plan
+
+    width = max(len(k) for k in PRESETS)
+    out = []
+    for key, p in PRESETS.items():
+        total = param_plan(p.apply(MHAConfig())).total
+        out.append(f"{key:<{width}}  {p.name:<22} D={p.d_model:<6} H={p.n_heads:<3} "
+                   f"Hkv={p.n_kv_heads:<3} bias={'yes' if p.bias else 'no ':<3}  "
+                   f"{total:>13,} attention parameters per layer")
+    return "\n".join(out)
+
+
+def _cmd_shapes(args: argparse.Namespace) -> int:
+    if args.list_presets:
+        print(_list_presets())
+        return 0
+    plan = build_plan(config_from_args(args))
+    print(json.dumps(plan.to_dict(), indent=2) if args.json else format_plan(plan))
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"mha-explorer: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "shapes":
+            return _cmd_shapes(args)
+        if args.command is None:
+            from .qt.app import run_app  # Qt is imported only to open the window
+
+            return run_app(args)
+        return _fail(f"unknown command {args.command}")
+    except UsageError as exc:
+        return _fail(str(exc))
+    except ConfigError as exc:
+        return _fail(exc.message)
+    except BrokenPipeError:
+        return 0

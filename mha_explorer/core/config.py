@@ -1,0 +1,251 @@
+"""The attention configuration a person picks, and its validation.
+
+No torch and no Qt here: the window, the CLI and the tests all validate through
+this module, so a student sees the same message wherever the mistake was made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+DTYPES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
+DEVICES = ("auto", "cpu", "cuda", "mps")
+ALIGNMENTS = ("top-left", "bottom-right")
+
+# Upper caps keep the shapes table meaningful and the integers printable; the
+# memory guard in the engine decides separately what can actually be computed.
+CAPS: dict[str, int] = {
+    "d_model": 65_536,
+    "n_heads": 1_024,
+    "n_kv_heads": 1_024,
+    "batch": 4_096,
+    "seq": 1_048_576,
+    "kv_seq": 1_048_576,
+    "seed": 2**32 - 1,
+}
+
+FIELD_LABELS = {
+    "d_model": "d_model",
+    "n_heads": "heads",
+    "n_kv_heads": "key/value heads",
+    "batch": "batch",
+    "seq": "sequence length",
+    "kv_seq": "key/value length",
+    "seed": "seed",
+    "dtype": "dtype",
+    "device": "device",
+    "causal_alignment": "causal alignment",
+    "causal": "causal",
+    "bias": "bias",
+}
+
+
+class ConfigError(ValueError):
+    """An invalid configuration, explained for a person.
+
+    ``field`` names the offending field; ``suggestions`` are complete fixes, each
+    a dict of field -> value that makes the config valid when applied.
+    """
+
+    def __init__(self, field: str, message: str, suggestions: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.suggestions = suggestions or []
+
+
+def divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def nearest(candidates: list[int], target: int, count: int = 2) -> list[int]:
+    """The ``count`` candidates closest to target, in ascending order, target itself excluded."""
+    others = [c for c in candidates if c != target]
+    return sorted(sorted(others, key=lambda c: (abs(c - target), -c))[:count])
+
+
+def _join(values: list[int]) -> str:
+    words = [str(v) for v in values]
+    return " or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+@dataclass(frozen=True)
+class MHAConfig:
+    """One multi-head attention layer and the input it runs on.
+
+    Notation: B batch, T query length, S key/value length, D d_model, H heads,
+    Hkv key/value heads, d_k = D / H.
+    """
+
+    d_model: int = 512
+    n_heads: int = 8
+    n_kv_heads: int | None = None  # None: same as n_heads (MHA)
+    batch: int = 2
+    seq: int = 8
+    kv_seq: int | None = None  # None: same as seq (self-attention)
+    causal: bool = False
+    causal_alignment: str = "top-left"
+    bias: bool = True
+    dtype: str = "float32"
+    device: str = "auto"
+    seed: int = 0
+    tokens: tuple[str, ...] | None = field(default=None, compare=True)
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    # Derived sizes -------------------------------------------------------
+    @property
+    def H(self) -> int:
+        return self.n_heads
+
+    @property
+    def Hkv(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def T(self) -> int:
+        return self.seq
+
+    @property
+    def S(self) -> int:
+        return self.seq if self.kv_seq is None else self.kv_seq
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_dim(self) -> int:
+        return self.Hkv * self.d_k
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per key/value head."""
+        return self.H // self.Hkv
+
+    @property
+    def is_cross(self) -> bool:
+        return self.S != self.T
+
+    @property
+    def elem_bytes(self) -> int:
+        return DTYPES[self.dtype]
+
+    @property
+    def variant(self) -> str:
+        if self.Hkv == self.H:
+            return "MHA"
+        return "MQA" if self.Hkv == 1 else "GQA"
+
+    def kv_head_of(self, head: int) -> int:
+        """The key/value head that query head ``head`` reads (GQA: i // (H / Hkv))."""
+        return head // self.group_size
+
+    def replace(self, **changes: Any) -> "MHAConfig":
+        """A new config with ``changes`` applied; raises ConfigError if invalid."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["tokens"] = list(self.tokens) if self.tokens is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "MHAConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(unknown[0], f"unknown setting '{unknown[0]}'")
+        data = dict(data)
+        if data.get("tokens") is not None:
+            tokens = data["tokens"]
+            if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
+                raise ConfigError("tokens", "tokens must be a list of words")
+            data["tokens"] = tuple(tokens)
+        return cls(**data)
+
+
+def _check_int(name: str, value: Any, minimum: int = 1) -> None:
+    label = FIELD_LABELS[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(name, f"{label} must be a whole number, got {value!r}")
+    cap = CAPS[name]
+    if value < minimum:
+        kind = "a positive whole number" if minimum == 1 else f"at least {minimum}"
+        raise ConfigError(name, f"{label} must be {kind}, got {value}", [{name: minimum}])
+    if value > cap:
+        raise ConfigError(name, f"{label} {value:,} is above the cap of {cap:,}", [{name: cap}])
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(
+            name, f"{FIELD_LABELS[name]} {value!r} is not one of {', '.join(choices)}",
+            [{name: choices[0]}],
+        )
+
+
+def validate(cfg: MHAConfig) -> None:
+    """Raise ConfigError naming the first problem, with the nearest valid fixes."""
+    _check_int("d_model", cfg.d_model)
+    _check_int("n_heads", cfg.n_heads)
+    if cfg.n_kv_heads is not None:
+        _check_int("n_kv_heads", cfg.n_kv_heads)
+    _check_int("batch", cfg.batch)
+    _check_int("seq", cfg.seq)
+    if cfg.kv_seq is not None:
+        _check_int("kv_seq", cfg.kv_seq)
+    _check_int("seed", cfg.seed, minimum=0)
+    for flag in ("causal", "bias"):
+        if not isinstance(getattr(cfg, flag), bool):
+            raise ConfigError(flag, f"{flag} must be true or false, got {getattr(cfg, flag)!r}")
+    _check_choice("dtype", cfg.dtype, tuple(DTYPES))
+    _check_choice("device", cfg.device, DEVICES)
+    _check_choice("causal_alignment", cfg.causal_alignment, ALIGNMENTS)
+
+    D, H = cfg.d_model, cfg.n_heads
+    if H > D:
+        fix = nearest(divisors(D), H)
+        raise ConfigError(
+            "n_heads", f"{H} heads is more than d_model {D}: each head needs at least one "
+            f"dimension; try {_join(fix)} heads", [{"n_heads": h} for h in fix],
+        )
+    if D % H:
+        heads = nearest(divisors(D), H)
+        models = sorted({max(H, D - D % H), D - D % H + H} - {0})
+        raise ConfigError(
+            "n_heads", f"d_model {D} is not divisible by {H} heads; try {_join(heads)} heads, "
+            f"or d_model {_join(models)}",
+            [{"n_heads": h} for h in heads] + [{"d_model": m} for m in models if m <= CAPS["d_model"]],
+        )
+    Hkv = cfg.Hkv
+    if Hkv > H:
+        fix = nearest(divisors(H), Hkv)
+        raise ConfigError(
+            "n_kv_heads", f"{Hkv} key/value heads is more than the {H} query heads; "
+            f"try {_join(fix)}", [{"n_kv_heads": k} for k in fix],
+        )
+    if H % Hkv:
+        fix = nearest(divisors(H), Hkv)
+        raise ConfigError(
+            "n_kv_heads", f"{H} heads cannot be shared evenly by {Hkv} key/value heads; "
+            f"try {_join(fix)} key/value heads", [{"n_kv_heads": k} for k in fix],
+        )
+    if cfg.tokens is not None:
+        if not isinstance(cfg.tokens, tuple) or not all(isinstance(t, str) and t for t in cfg.tokens):
+            raise ConfigError("tokens", "tokens must be a tuple of non-empty words")
+        if len(cfg.tokens) != cfg.seq:
+            raise ConfigError(
+                "tokens", f"the sentence has {len(cfg.tokens)} words but the sequence length "
+                f"is {cfg.seq}", [{"seq": len(cfg.tokens)}] if len(cfg.tokens) else [],
+            )
+
+
+def sentence_tokens(text: str) -> tuple[str, ...]:
+    """Split a sentence into word tokens (whitespace, punctuation kept on its word)."""
+    return tuple(text.split())

@@ -1,0 +1,333 @@
+"""The stage plan: every stage's shapes, strides, FLOPs and bytes as plain integers.
+
+Computed from the config alone, without importing torch, so the shapes table
+and ``mha-explorer shapes`` answer instantly even for sizes nobody could run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import MHAConfig
+
+STAGE_IDS = (
+    "input", "project", "view", "transpose", "scores",
+    "softmax", "weighted_sum", "merge", "output",
+)
+
+SOFTMAX_OPS_PER_ELEMENT = 5  # max, subtract, exp, sum, divide
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dims: tuple[str, ...]  # named dims, e.g. ("B", "H", "T", "d_k")
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
+    contiguous: bool
+    allocates: bool  # False for a view that shares storage with an earlier tensor
+    elem_bytes: int
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.elem_bytes
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "shape": list(self.shape), "dims": list(self.dims),
+            "strides": list(self.strides), "contiguous": self.contiguous,
+            "allocates": self.allocates, "bytes": self.nbytes,
+        }
+
+
+@dataclass(frozen=True)
+class Stage:
+    id: str
+    title: str
+    formula: str
+    explanation: str
+    tensors: tuple[TensorSpec, ...]
+    flops: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def bytes(self) -> int:
+        """Memory newly allocated by this stage (views allocate nothing)."""
+        return sum(t.nbytes for t in self.tensors if t.allocates)
+
+    def tensor(self, name: str) -> TensorSpec:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id, "title": self.title, "formula": self.formula,
+            "explanation": self.explanation, "tensors": [t.to_dict() for t in self.tensors],
+            "flops": self.flops, "bytes": self.bytes, "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class ParamTerm:
+    name: str
+    formula: str  # symbols, e.g. "D × (Hkv·d_k)"
+    numbers: str  # the same with this config's numbers, e.g. "4096 × 1024"
+    count: int
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "formula": self.formula, "numbers": self.numbers, "count": self.count}
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    terms: tuple[ParamTerm, ...]
+    total: int
+    total_formula: str
+    single_head_total: int  # H = Hkv = 1 at the same d_model
+    mha_total: int  # Hkv = H at the same d_model
+
+    def to_dict(self) -> dict:
+        return {
+            "terms": [t.to_dict() for t in self.terms], "total": self.total,
+            "total_formula": self.total_formula, "single_head_total": self.single_head_total,
+            "mha_total": self.mha_total,
+            **{t.name: t.count for t in self.terms},
+        }
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    kv_cache_per_token: int  # K and V for one token, one layer
+    kv_cache_per_sequence: int  # x S
+    kv_cache_batch: int  # x S x B
+    attention_matrix: int  # B·H·T·S elements at the dtype: the quadratic term
+    weights: int
+    activations: int  # everything the stages allocate
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: MHAConfig
+    stages: tuple[Stage, ...]
+    params: ParamPlan
+    memory: MemoryPlan
+    dims: dict[str, int] = field(default_factory=dict)  # symbol -> size
+
+    @property
+    def total_flops(self) -> int:
+        return sum(s.flops for s in self.stages)
+
+    def stage(self, stage_id: str) -> Stage:
+        return self.stages[STAGE_IDS.index(stage_id)]
+
+    def to_dict(self) -> dict:
+        c = self.config
+        return {
+            "config": c.to_dict(), "variant": c.variant, "dims": dict(self.dims),
+            "stages": [s.to_dict() for s in self.stages], "params": self.params.to_dict(),
+            "memory": self.memory.to_dict(), "total_flops": self.total_flops,
+        }
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for size in reversed(shape):
+        strides.append(acc)
+        acc *= size
+    return tuple(reversed(strides))
+
+
+def _tensor(name, dims, shape, e, strides=None, allocates=True) -> TensorSpec:
+    base = contiguous_strides(shape)
+    strides = base if strides is None else strides
+    return TensorSpec(name, tuple(dims), tuple(shape), tuple(strides), strides == base, allocates, e)
+
+
+def _swap(t: tuple, i: int, j: int) -> tuple:
+    t = list(t)
+    t[i], t[j] = t[j], t[i]
+    return tuple(t)
+
+
+def build_plan(cfg: MHAConfig) -> Plan:
+    B, T, S, D = cfg.batch, cfg.T, cfg.S, cfg.d_model
+    H, Hkv, dk, kvD, e = cfg.H, cfg.Hkv, cfg.d_k, cfg.kv_dim, cfg.elem_bytes
+    kv_sym = "D" if Hkv == H else "Hkv·d_k"
+    q_src = "X"
+    kv_src = "X_kv" if cfg.is_cross else "X"
+    bias = " + b" if cfg.bias else ""
+
+    # input
+    inputs = [_tensor("X", "BTD", (B, T, D), e)]
+    if cfg.is_cross:
+        inputs.append(_tensor("X_kv", "BSD", (B, S, D), e))
+    stages = [Stage(
+        "input", "Input tokens",
+        "X ∈ ℝ^(B×T×D)" + (", X_kv ∈ ℝ^(B×S×D)" if cfg.is_cross else ""),
+        "Each of the T tokens in each of the B sequences is a vector of D numbers."
+        + (" Keys and values come from a second sequence of S tokens (cross-attention)."
+           if cfg.is_cross else ""),
+        tuple(inputs), 0,
+    )]
+
+    # project: Q = X W_Qᵀ (+ b), K/V narrower under GQA/MQA
+    q = _tensor("Q", ("B", "T", "D"), (B, T, D), e)
+    k = _tensor("K", ("B", "S", kv_sym), (B, S, kvD), e)
+    v = _tensor("V", ("B", "S", kv_sym), (B, S, kvD), e)
+    proj_flops = 2 * B * T * D * D + 2 * 2 * B * S * D * kvD
+    if cfg.bias:
+        proj_flops += B * T * D + 2 * B * S * kvD
+    stages.append(Stage(
+        "project", "Project to Q, K, V",
+        f"Q = {q_src}·W_Qᵀ{bias}   K = {kv_src}·W_Kᵀ{bias}   V = {kv_src}·W_Vᵀ{bias}",
+        "Three learned linear maps turn every token into a query, a key and a value."
+        + (f" With {Hkv} key/value head{'s' if Hkv > 1 else ''}, K and V are only "
+           f"{kvD} wide instead of {D}." if Hkv != H else ""),
+        (q, k, v), proj_flops,
+    ))
+
+    # view: split the last dim into heads; same storage, same strides underneath
+    qv = _tensor("Q", ("B", "T", "H", "d_k"), (B, T, H, dk), e, allocates=False)
+    kv = _tensor("K", ("B", "S", "Hkv", "d_k"), (B, S, Hkv, dk), e, allocates=False)
+    vv = _tensor("V", ("B", "S", "Hkv", "d_k"), (B, S, Hkv, dk), e, allocates=False)
+    stages.append(Stage(
+        "view", "Split into heads (view)",
+        "Q.view(B, T, H, d_k)   K, V.view(B, S, Hkv, d_k)",
+        f"The last axis of {D} numbers is read as {H} heads of {dk}. No data moves: "
+        "only the shape changes.",
+        (qv, kv, vv), 0, ("view: no copy",),
+    ))
+
+    # transpose: heads to axis 1; strides swap, nothing is copied
+    qt = _tensor("Q", ("B", "H", "T", "d_k"), (B, H, T, dk), e, _swap(qv.strides, 1, 2), False)
+    kt = _tensor("K", ("B", "Hkv", "S", "d_k"), (B, Hkv, S, dk), e, _swap(kv.strides, 1, 2), False)
+    vt = _tensor("V", ("B", "Hkv", "S", "d_k"), (B, Hkv, S, dk), e, _swap(vv.strides, 1, 2), False)
+    stages.append(Stage(
+        "transpose", "Heads to the front (transpose)",
+        "Q.transpose(1, 2)   K, V.transpose(1, 2)",
+        "The heads axis moves in front of the tokens so each head is its own batch of "
+        "matrices. Only the strides swap; the data stays where it was, so the result is "
+        "no longer contiguous.",
+        (qt, kt, vt), 0, ("transpose: no copy, strides swapped",),
+    ))
+
+    # scores
+    score_notes = []
+    if Hkv != H:
+        score_notes.append(f"{cfg.variant}: query head i reads key/value head i // {cfg.group_size}")
+    if cfg.causal:
+        score_notes.append(causal_note(cfg))
+    stages.append(Stage(
+        "scores", "Scores Q·Kᵀ / √d_k",
+        "scores = Q·Kᵀ / √d_k" + (" + mask" if cfg.causal else ""),
+        f"Every query is compared with every key by a dot product of {dk} numbers, "
+        f"scaled by 1/√{dk} so the values stay in a range softmax handles well. "
+        f"This is the T×S grid per head that grows quadratically.",
+        (_tensor("scores", ("B", "H", "T", "S"), (B, H, T, S), e),),
+        2 * B * H * T * S * dk + B * H * T * S, tuple(score_notes),
+    ))
+    stages.append(Stage(
+        "softmax", "Softmax over keys",
+        "A = softmax(scores, dim=-1)",
+        "Each row becomes a probability distribution over the keys: non-negative "
+        "weights that sum to 1.",
+        (_tensor("weights", ("B", "H", "T", "S"), (B, H, T, S), e),),
+        SOFTMAX_OPS_PER_ELEMENT * B * H * T * S,
+    ))
+    stages.append(Stage(
+        "weighted_sum", "Weighted sum A·V",
+        "context = A·V",
+        "Each query's output is the average of the value vectors, weighted by its "
+        "attention row.",
+        (_tensor("context", ("B", "H", "T", "d_k"), (B, H, T, dk), e),),
+        2 * B * H * T * S * dk,
+    ))
+
+    # merge: transpose back (a view) then .contiguous() -- the first real copy
+    back = _tensor("context", ("B", "T", "H", "d_k"), (B, T, H, dk), e,
+                   _swap(contiguous_strides((B, H, T, dk)), 1, 2), False)
+    merged = _tensor("merged", ("B", "T", "D"), (B, T, D), e)
+    stages.append(Stage(
+        "merge", "Merge heads",
+        "context.transpose(1, 2).contiguous().view(B, T, D)",
+        f"The heads go back behind the tokens and their {H} slices of {dk} are laid side "
+        f"by side into {D}. The transposed tensor is not contiguous, so this is the "
+        "first real copy.",
+        (back, merged), 0, ("contiguous(): copies B·T·D elements",),
+    ))
+    stages.append(Stage(
+        "output", "Output projection W_O",
+        "Y = merged·W_Oᵀ" + bias,
+        "A final learned linear map mixes the heads' outputs back into a D-wide vector "
+        "per token.",
+        (_tensor("Y", ("B", "T", "D"), (B, T, D), e),),
+        2 * B * T * D * D + (B * T * D if cfg.bias else 0),
+    ))
+
+    params = param_plan(cfg)
+    activations = sum(s.bytes for s in stages)
+    memory = MemoryPlan(
+        kv_cache_per_token=2 * kvD * e,
+        kv_cache_per_sequence=2 * kvD * e * S,
+        kv_cache_batch=2 * kvD * e * S * B,
+        attention_matrix=B * H * T * S * e,
+        weights=params.total * e,
+        activations=activations,
+    )
+    dims = {"B": B, "T": T, "S": S, "D": D, "H": H, "Hkv": Hkv, "d_k": dk, "Hkv·d_k": kvD}
+    return Plan(cfg, tuple(stages), params, memory, dims)
+
+
+def causal_note(cfg: MHAConfig) -> str:
+    if cfg.T == cfg.S:
+        return "causal: query i sees keys 0..i"
+    if cfg.causal_alignment == "top-left":
+        return "causal, top-left aligned (as torch is_causal): query i sees keys 0..i"
+    return (f"causal, bottom-right aligned (as in decoding with a cache): query i sees keys "
+            f"0..i+{cfg.S - cfg.T}")
+
+
+def _param_terms(D: int, kvD: int, shared_kv: bool, bias: bool) -> list[ParamTerm]:
+    kv_sym = "D" if not shared_kv else "(Hkv·d_k)"
+    terms = [
+        ParamTerm("W_Q", "D × D", f"{D} × {D}", D * D),
+        ParamTerm("W_K", f"D × {kv_sym}", f"{D} × {kvD}", D * kvD),
+        ParamTerm("W_V", f"D × {kv_sym}", f"{D} × {kvD}", D * kvD),
+        ParamTerm("W_O", "D × D", f"{D} × {D}", D * D),
+    ]
+    if bias:
+        kv_b = kv_sym.strip("()")
+        terms += [
+            ParamTerm("b_Q", "D", f"{D}", D),
+            ParamTerm("b_K", kv_b, f"{kvD}", kvD),
+            ParamTerm("b_V", kv_b, f"{kvD}", kvD),
+            ParamTerm("b_O", "D", f"{D}", D),
+        ]
+    return terms
+
+
+def param_plan(cfg: MHAConfig) -> ParamPlan:
+    D = cfg.d_model
+    shared = cfg.Hkv != cfg.H
+    terms = _param_terms(D, cfg.kv_dim, shared, cfg.bias)
+    if not shared:
+        formula = "4·D² + 4·D" if cfg.bias else "4·D²"
+    else:
+        formula = "2·D² + 2·D·Hkv·d_k" + (" + 2·D + 2·Hkv·d_k" if cfg.bias else "")
+    # The comparisons are counted the same way, not assumed: one head of width D,
+    # and full MHA (Hkv = H); both come out equal, which is the point to show.
+    one_head = sum(t.count for t in _param_terms(D, D, False, cfg.bias))
+    mha = sum(t.count for t in _param_terms(D, cfg.H * cfg.d_k, False, cfg.bias))
+    return ParamPlan(tuple(terms), sum(t.count for t in terms), formula, one_head, mha)

@@ -1,0 +1,1 @@
+"""Icons, style sheets and the desktop file, shipped inside the package as mha_explorer.resources."""
