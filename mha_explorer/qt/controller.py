@@ -1,0 +1,308 @@
+"""The one object that owns the config, the current trace and the current stage.
+
+Views take the controller in their constructor, connect to its signals there,
+and only render. The plan (shapes, arithmetic, memory) is recomputed here on
+every accepted edit, instantly and without torch; the trace follows from the
+worker thread after a short debounce.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
+
+from ..core.config import ConfigError, MHAConfig
+from ..core.memory import Estimate, MemoryBudgetError, default_budget, estimate
+from ..core.plan import STAGE_IDS, Plan, build_plan
+from ..core.presets import get_preset
+from .worker import ComputeRequest, ComputeWorker
+
+DEBOUNCE_MS = 150
+SPEEDS = (0.5, 1.0, 1.5, 2.0, 3.0)  # stages per ~2 s at 1.0
+BASE_STEP_MS = 2000
+
+
+class Controller(QObject):
+    config_changed = Signal(object)  # MHAConfig, always valid
+    validation_changed = Signal(object)  # ConfigError, or None once the input is valid again
+    trace_ready = Signal(object)  # Trace of the current config
+    trace_failed = Signal(str)
+    compute_started = Signal()
+    compute_progressed = Signal(float)
+    stage_changed = Signal(str)
+    playing_changed = Signal(bool)
+    speed_changed = Signal(float)
+    batch_index_changed = Signal(int)
+    engine_loaded = Signal(float)
+    status_changed = Signal(str)
+    _request = Signal(object)
+    _warm_up = Signal()
+
+    def __init__(self, config: MHAConfig | None = None, *, budget_bytes: int | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._config = config or MHAConfig()
+        self._plan = build_plan(self._config)
+        self._error: ConfigError | None = None
+        self._trace = None
+        self._stage = 0
+        self._speed = 1.0
+        self._batch_index = 0
+        self._rows_from = 0
+        self._budget = budget_bytes
+        self._request_id = 0
+        self._computing = False
+        self._last_seconds: float | None = None
+
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._send_request)
+        self._play = QTimer(self)
+        self._play.timeout.connect(self._advance)
+
+        self._thread = QThread(self)
+        self._thread.setObjectName("mha-explorer-compute")
+        self._worker = ComputeWorker()
+        self._worker.moveToThread(self._thread)
+        self._request.connect(self._worker.compute)
+        self._warm_up.connect(self._worker.warm_up)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.cancelled.connect(self._on_cancelled)
+        self._worker.progressed.connect(self._on_progress)
+        self._worker.engine_loaded.connect(self.engine_loaded)
+        self._started = False
+
+    # lifecycle ---------------------------------------------------------------
+    def start(self) -> None:
+        """Start the worker thread, load torch there, and compute the first trace."""
+        if self._started:
+            return
+        self._started = True
+        self._thread.start()
+        self._warm_up.emit()
+        self.request_compute(immediate=True)
+
+    def shutdown(self) -> None:
+        """Cancel any run and stop the thread; safe to call twice."""
+        self._play.stop()
+        self._debounce.stop()
+        self._request_id += 1
+        self._worker.supersede(self._request_id)
+        if self._thread.isRunning():
+            self._thread.quit()
+            self._thread.wait()
+
+    # config --------------------------------------------------------------------
+    @property
+    def config(self) -> MHAConfig:
+        return self._config
+
+    @property
+    def plan(self) -> Plan:
+        return self._plan
+
+    @property
+    def error(self) -> ConfigError | None:
+        return self._error
+
+    def estimate(self) -> Estimate:
+        return estimate(self._config)
+
+    def budget(self) -> int:
+        return self._budget if self._budget is not None else default_budget()
+
+    def update(self, **changes: Any) -> bool:
+        """Apply edits; invalid ones are reported and the last valid state is kept."""
+        data = self._config.to_dict()
+        data.update(changes)
+        if "seq" in changes and "tokens" not in changes:
+            data["tokens"] = None  # a new length drops a sentence of another length
+        try:
+            cfg = MHAConfig.from_dict(data)
+        except ConfigError as err:
+            self._error = err
+            self.validation_changed.emit(err)
+            return False
+        return self.set_config(cfg)
+
+    def apply_preset(self, key: str) -> bool:
+        try:
+            cfg = get_preset(key).apply(self._config)
+        except ConfigError as err:
+            self._error = err
+            self.validation_changed.emit(err)
+            return False
+        return self.set_config(cfg)
+
+    def set_config(self, cfg: MHAConfig) -> bool:
+        if self._error is not None:
+            self._error = None
+            self.validation_changed.emit(None)
+        if cfg == self._config:
+            return True
+        self._config = cfg
+        self._plan = build_plan(cfg)
+        if self._batch_index >= cfg.batch:
+            self._batch_index = 0
+            self.batch_index_changed.emit(0)
+        self._rows_from = 0
+        self.config_changed.emit(cfg)
+        self.request_compute()
+        return True
+
+    # compute -------------------------------------------------------------------
+    @property
+    def trace(self):
+        return self._trace
+
+    @property
+    def computing(self) -> bool:
+        return self._computing
+
+    @property
+    def last_seconds(self) -> float | None:
+        return self._last_seconds
+
+    def request_compute(self, immediate: bool = False) -> None:
+        self._request_id += 1
+        self._worker.supersede(self._request_id)  # cancels a run in flight
+        if not self._started:
+            return
+        if immediate:
+            self._debounce.stop()
+            self._send_request()
+        else:
+            self._debounce.start()
+
+    def _send_request(self) -> None:
+        self._computing = True
+        self.compute_started.emit()
+        self._request.emit(ComputeRequest(
+            self._request_id, self._config, show_batch=self._batch_index,
+            show_rows_from=self._rows_from, budget_bytes=self._budget,
+        ))
+
+    def _on_finished(self, request_id: int, trace) -> None:
+        if request_id != self._request_id:
+            return  # stale: a newer edit is on its way
+        self._computing = False
+        self._trace = trace
+        self._last_seconds = trace.seconds
+        self.trace_ready.emit(trace)
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        if request_id not in (0, self._request_id):
+            return
+        self._computing = False
+        self.trace_failed.emit(message)
+
+    def _on_cancelled(self, request_id: int) -> None:
+        if request_id == self._request_id:
+            self._computing = False
+
+    def _on_progress(self, request_id: int, fraction: float) -> None:
+        if request_id == self._request_id:
+            self.compute_progressed.emit(fraction)
+
+    def cancel(self) -> None:
+        """Stop the run in flight; the last trace stays on screen."""
+        self._debounce.stop()
+        self._request_id += 1
+        self._worker.supersede(self._request_id)
+        self._computing = False
+        self.status_changed.emit("computation cancelled")
+
+    # shown batch element and rows -------------------------------------------
+    @property
+    def batch_index(self) -> int:
+        return self._batch_index
+
+    def set_batch_index(self, b: int) -> None:
+        b = max(0, min(int(b), self._config.batch - 1))
+        if b == self._batch_index:
+            return
+        self._batch_index = b
+        self.batch_index_changed.emit(b)
+        if self._trace is not None and self._trace.batch_index is not None:
+            self.request_compute(immediate=True)  # windowed traces keep one element
+
+    def set_rows_from(self, row: int) -> None:
+        self._rows_from = max(0, int(row))
+        if self._trace is not None and self._trace.mode == "windowed":
+            self.request_compute(immediate=True)
+
+    # stages --------------------------------------------------------------------
+    @property
+    def stage(self) -> str:
+        return STAGE_IDS[self._stage]
+
+    @property
+    def stage_index(self) -> int:
+        return self._stage
+
+    def set_stage(self, stage: str | int) -> None:
+        index = STAGE_IDS.index(stage) if isinstance(stage, str) else int(stage)
+        index = max(0, min(index, len(STAGE_IDS) - 1))
+        if index != self._stage:
+            self._stage = index
+            self.stage_changed.emit(STAGE_IDS[index])
+
+    def next_stage(self) -> None:
+        self.set_stage(self._stage + 1)
+
+    def previous_stage(self) -> None:
+        self.set_stage(self._stage - 1)
+
+    def first_stage(self) -> None:
+        self.set_stage(0)
+
+    def last_stage(self) -> None:
+        self.set_stage(len(STAGE_IDS) - 1)
+
+    # playback ------------------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return self._play.isActive()
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def step_interval_ms(self) -> int:
+        return int(BASE_STEP_MS / self._speed)
+
+    def set_speed(self, speed: float) -> None:
+        speed = min(max(float(speed), SPEEDS[0]), SPEEDS[-1])
+        if speed != self._speed:
+            self._speed = speed
+            self._play.setInterval(self.step_interval_ms)
+            self.speed_changed.emit(speed)
+
+    def play(self) -> None:
+        if self.playing:
+            return
+        if self._stage == len(STAGE_IDS) - 1:
+            self.set_stage(0)  # play from the start after the end
+        self._play.start(self.step_interval_ms)
+        self.playing_changed.emit(True)
+
+    def pause(self) -> None:
+        if self.playing:
+            self._play.stop()
+            self.playing_changed.emit(False)
+
+    def toggle_play(self) -> None:
+        self.pause() if self.playing else self.play()
+
+    def _advance(self) -> None:
+        if self._stage >= len(STAGE_IDS) - 1:
+            self.pause()
+        else:
+            self.next_stage()
+            if self._stage == len(STAGE_IDS) - 1:
+                self.pause()
+
+
+__all__ = ["Controller", "MemoryBudgetError", "SPEEDS"]
