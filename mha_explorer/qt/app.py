@@ -1,0 +1,55 @@
+"""Opening the window: the QApplication, the preferences and the first config.
+
+Nothing here imports torch: the window is on screen first, and the worker
+thread loads torch afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import QApplication
+
+from .. import assets
+from ..core.config import MHAConfig
+from .controller import Controller
+from .main_window import MainWindow
+from .settings import Preferences
+
+
+def application() -> QApplication:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("MHA Explorer")
+    app.setOrganizationName("MHA Explorer")
+    app.setDesktopFileName("mha-explorer")
+    icon = QPixmap()
+    if icon.loadFromData(assets.read_bytes("mha-explorer.svg")):
+        app.setWindowIcon(QIcon(icon))
+    return app
+
+
+def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
+                 stage: str | None = None, budget_bytes: int | None = None) -> MainWindow:
+    controller = Controller(config, budget_bytes=budget_bytes)
+    window = MainWindow(controller, prefs)
+    window.restore_layout()
+    if stage:
+        controller.set_stage(stage)
+    return window
+
+
+def run_app(args: argparse.Namespace) -> int:
+    from ..cli import config_from_args
+
+    app = application()
+    prefs = Preferences(args.settings)
+    config = config_from_args(args, prefs.load_config() or MHAConfig())
+    window = build_window(config, prefs, stage=args.stage)
+    window.show()
+    if getattr(args, "present", False) and hasattr(window, "set_presentation"):
+        window.set_presentation(True)
+    QTimer.singleShot(0, window.controller.start)  # torch loads after the first paint
+    return app.exec()
