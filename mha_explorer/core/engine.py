@@ -161,7 +161,8 @@ def run(
 ) -> Trace:
     """Compute every stage of the config on its device.
 
-    Raises MemoryBudgetError before allocating when the estimate exceeds the
+    ``mode`` forces "full" or "windowed"; None picks full when it fits. Raises
+    MemoryBudgetError before allocating when the chosen mode's estimate exceeds the
     budget, and Cancelled when ``cancel()`` turns true between blocks. A CUDA
     out-of-memory error falls back to the CPU with a note.
     """
@@ -177,14 +178,18 @@ def run(
 
 
 def _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel, progress, notes) -> Trace:
+    if mode not in (None, "full", "windowed"):
+        raise ValueError(f"mode must be 'full', 'windowed' or None, got {mode!r}")
     est: Estimate = estimate(cfg, host_copy=cfg.dtype != "float32" or device != "cpu")
     budget = device_budget(device) if budget_bytes is None else budget_bytes
     where = "the GPU" if device == "cuda" else "the CPU" if device == "cpu" else device
-    chosen, peak = est.choose(budget, where)
-    if mode is not None:
-        if mode == "full" and not est.full_allowed:
-            raise MemoryBudgetError(est.full_bytes, budget, where)
-        chosen = mode
+    if mode is None:
+        chosen, peak = est.choose(budget, where)
+    else:
+        # a forced mode is still held to the budget: the guard is the point
+        chosen, peak = mode, est.full_bytes if mode == "full" else est.windowed_bytes
+        if peak > budget or (mode == "full" and not est.full_allowed):
+            raise MemoryBudgetError(peak, budget, where)
     B, T, S, H, Hkv, dk, D = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.d_model
     if not 0 <= show_batch < B:
         show_batch = 0
@@ -199,7 +204,7 @@ def _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel,
     else:
         r0 = max(0, min(show_rows_from, T - est.shown_rows))
         rows = (r0, r0 + est.shown_rows)
-        # block edges include the shown window so its rows are kept whole
+        # block edges include the shown window's, so every block is wholly in or out of it
         edges = sorted({0, T, *rows, *range(0, T, est.chunk_rows)})
         row_blocks = list(zip(edges[:-1], edges[1:]))
         notes.append(f"showing batch element {show_batch} and query rows {rows[0]}–{rows[1] - 1} "
@@ -219,6 +224,11 @@ def _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel,
 
     clock = _Clock(device)
     stored: dict[str, dict[str, np.ndarray]] = {s: {} for s in STAGE_IDS}
+    if not full:
+        # the shown rows may span several compute blocks; each block fills its slice
+        shown = (1, H, rows[1] - rows[0], S)
+        stored["scores"]["scores"] = np.empty(shown, np.float32)
+        stored["softmax"]["weights"] = np.empty(shown, np.float32)
     outputs: list[np.ndarray] = []
     norms: list[float] = []
     done, total_work = 0, B * T
@@ -261,9 +271,13 @@ def _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel,
             clock.tick("softmax")
             ctx[:, :, r0:r1] = weights @ v_rep  # [nb, H, r, d_k]
             clock.tick("weighted_sum")
-            if keep and (r0, r1) == rows or full:
+            if full:
                 stored["scores"]["scores"] = _host(scores)
                 stored["softmax"]["weights"] = _host(weights)
+            elif keep and rows[0] <= r0 and r1 <= rows[1]:  # block edges include the window's
+                window = slice(r0 - rows[0], r1 - rows[0])
+                stored["scores"]["scores"][:, :, window] = _host(scores)
+                stored["softmax"]["weights"][:, :, window] = _host(weights)
             done += nb * (r1 - r0)
             if progress is not None:
                 progress(done / total_work)
