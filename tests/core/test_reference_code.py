@@ -1,0 +1,110 @@
+"""The code the stage view shows must be the computation itself: run it on the
+engine's own inputs and weights and it must give the engine's output."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.reference_code import reference_code, stage_lines
+
+torch = pytest.importorskip("torch")
+from mha_explorer.core import engine  # noqa: E402  (needs torch)
+
+CONFIGS = {
+    "mha": MHAConfig(d_model=64, n_heads=4, batch=2, seq=6),
+    "gqa": MHAConfig(d_model=64, n_heads=8, n_kv_heads=2, batch=2, seq=5),
+    "mqa": MHAConfig(d_model=48, n_heads=6, n_kv_heads=1, batch=3, seq=4),
+    "mha-no-bias": MHAConfig(d_model=32, n_heads=4, batch=1, seq=5, bias=False),
+    "gqa-no-bias-causal": MHAConfig(d_model=64, n_heads=4, n_kv_heads=2, seq=7, causal=True,
+                                    bias=False),
+    "causal-top-left-T<S": MHAConfig(d_model=32, n_heads=4, seq=4, kv_seq=7, causal=True),
+    "causal-bottom-right-T<S": MHAConfig(d_model=32, n_heads=4, seq=4, kv_seq=7, causal=True,
+                                         causal_alignment="bottom-right"),
+    "causal-top-left-T>S": MHAConfig(d_model=32, n_heads=2, n_kv_heads=1, seq=7, kv_seq=3,
+                                     causal=True),
+    "causal-bottom-right-T>S": MHAConfig(d_model=32, n_heads=4, n_kv_heads=2, seq=7, kv_seq=3,
+                                         causal=True, causal_alignment="bottom-right"),
+    "cross-no-bias": MHAConfig(d_model=48, n_heads=3, seq=3, kv_seq=5, bias=False),
+}
+
+
+def _attention_for(cfg: MHAConfig):
+    namespace: dict = {}
+    exec(compile(reference_code(cfg), "<reference_code>", "exec"), namespace)
+    return namespace["attention"]
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_generated_code_reproduces_the_engine(name):
+    cfg = CONFIGS[name]
+    trace = engine.run(cfg, mode="full")
+    x = torch.from_numpy(trace.tensors["input"]["X"])
+    x_kv = torch.from_numpy(trace.tensors["input"].get("X_kv", trace.tensors["input"]["X"]))
+    w = {k: torch.from_numpy(v) for k, v in trace.weights.items()}
+    args = [w["W_Q"], w.get("b_Q"), w["W_K"], w.get("b_K"), w["W_V"], w.get("b_V"),
+            w["W_O"], w.get("b_O")]
+    if cfg.bias:
+        assert all(a is not None for a in args)
+    # the defaults carry the config's head counts, so no keyword is needed
+    y = _attention_for(cfg)(x, x_kv, *args)
+    assert tuple(y.shape) == (cfg.batch, cfg.T, cfg.d_model)
+    np.testing.assert_allclose(y.numpy(), trace.output, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_stage_lines_cover_every_stage_in_order(name):
+    cfg = CONFIGS[name]
+    lines = reference_code(cfg).splitlines()
+    ranges = stage_lines(cfg)
+    assert list(ranges) == list(STAGE_IDS)
+    previous_end = 0
+    for stage in STAGE_IDS:
+        first, last = ranges[stage]
+        assert previous_end < first <= last <= len(lines)
+        assert all(lines[i - 1].strip() for i in range(first, last + 1)), stage
+        previous_end = last
+
+
+def test_each_stage_highlights_its_own_statement():
+    cfg = CONFIGS["causal-bottom-right-T>S"]
+    lines = reference_code(cfg).splitlines()
+    expected = {
+        "input": "x.shape", "project": "F.linear(x, W_Q", "view": ".view(B, T, H, d_k)",
+        "transpose": ".transpose(1, 2)", "scores": "masked_fill", "softmax": "softmax(dim=-1)",
+        "weighted_sum": "att @ v", "merge": ".contiguous()", "output": "W_O",
+    }
+    for stage, snippet in expected.items():
+        first, last = stage_lines(cfg)[stage]
+        assert any(snippet in line for line in lines[first - 1:last]), stage
+
+
+def test_shape_comments_follow_the_config():
+    small = reference_code(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6))
+    big = reference_code(MHAConfig(d_model=4096, n_heads=32, n_kv_heads=8, batch=1, seq=128))
+    assert "# [2, 4, 6, 16]  B, H, T, d_k" in small
+    assert "# [1, 32, 128, 128]  B, H, T, d_k" in big
+    assert "# [1, 128, 1024]  B, S, Hkv·d_k" in big
+    assert "repeat_interleave" in big and "repeat_interleave" not in small
+    assert "masked_fill" not in small
+
+
+def test_the_code_reads_like_python_and_stays_short():
+    code = reference_code(CONFIGS["causal-bottom-right-T>S"])
+    ast.parse(code)
+    lines = code.splitlines()
+    assert len(lines) <= 60
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_the_module_imports_neither_torch_nor_qt():
+    import mha_explorer.core.reference_code as module
+
+    source = open(module.__file__, encoding="utf-8").read()
+    imports = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = {a.name for n in imports for a in n.names} | {getattr(n, "module", None) or "" for n in imports}
+    assert not any(n.startswith(("torch", "PySide6")) for n in names)
