@@ -149,10 +149,23 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Torch's rule: row-major order, where an axis of size 1 may have any stride
+    (stepping along it never happens), so moving a size-1 axis copies nothing."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _tensor(name, dims, shape, e, strides=None, allocates=True) -> TensorSpec:
-    base = contiguous_strides(shape)
-    strides = base if strides is None else strides
-    return TensorSpec(name, tuple(dims), tuple(shape), tuple(strides), strides == base, allocates, e)
+    strides = contiguous_strides(shape) if strides is None else strides
+    return TensorSpec(name, tuple(dims), tuple(shape), tuple(strides),
+                      is_contiguous(shape, strides), allocates, e)
 
 
 def _swap(t: tuple, i: int, j: int) -> tuple:
@@ -219,7 +232,9 @@ def build_plan(cfg: MHAConfig) -> Plan:
         "Q.transpose(1, 2)   K, V.transpose(1, 2)",
         "The heads axis moves in front of the tokens so each head is its own batch of "
         "matrices. Only the strides swap; the data stays where it was, so the result is "
-        "no longer contiguous.",
+        + ("no longer contiguous." if not qt.contiguous else
+           "still contiguous here: the axis that moved has size 1, so the order in memory "
+           "is unchanged."),
         (qt, kt, vt), 0, ("transpose: no copy, strides swapped",),
     ))
 
@@ -255,17 +270,23 @@ def build_plan(cfg: MHAConfig) -> Plan:
         2 * B * H * T * S * dk,
     ))
 
-    # merge: transpose back (a view) then .contiguous() -- the first real copy
+    # merge: transpose back (a view) then .contiguous() -- the first real copy, unless
+    # the transpose moved only a size-1 axis (H = 1 or T = 1): then torch returns the
+    # same tensor and nothing is copied
     back = _tensor("context", ("B", "T", "H", "d_k"), (B, T, H, dk), e,
                    _swap(contiguous_strides((B, H, T, dk)), 1, 2), False)
-    merged = _tensor("merged", ("B", "T", "D"), (B, T, D), e)
+    merged = _tensor("merged", ("B", "T", "D"), (B, T, D), e, allocates=not back.contiguous)
     stages.append(Stage(
         "merge", "Merge heads",
         "context.transpose(1, 2).contiguous().view(B, T, D)",
         f"The heads go back behind the tokens and their {H} slices of {dk} are laid side "
-        f"by side into {D}. The transposed tensor is not contiguous, so this is the "
-        "first real copy.",
-        (back, merged), 0, ("contiguous(): copies B·T·D elements",),
+        f"by side into {D}. "
+        + ("The transposed tensor is not contiguous, so this is the first real copy."
+           if merged.allocates else
+           "The transposed tensor is already contiguous (a size-1 axis moved), so "
+           ".contiguous() returns it as it is and nothing is copied."),
+        (back, merged), 0,
+        ("contiguous(): copies B·T·D elements" if merged.allocates else "contiguous(): no copy needed",),
     ))
     stages.append(Stage(
         "output", "Output projection W_O",
