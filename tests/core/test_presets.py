@@ -1,0 +1,117 @@
+"""Presets: attention parameters per layer, exact, as in the real checkpoints.
+
+The expected numbers are written out with their arithmetic, and checked a
+second time against torch modules built with the checkpoints' own layer shapes
+(on the meta device: shapes only, no memory), so a wrong preset field (bias,
+key/value heads, width) shows up twice.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.plan import param_plan
+from mha_explorer.core.presets import PRESETS, get_preset
+
+EXPECTED = {
+    "transformer-base": 1_048_576,  # 4·512² = 4·262,144, no bias
+    "gpt2": 2_362_368,  # 4·768² + 4·768 = 2,359,296 + 3,072
+    "gpt2-medium": 4_198_400,  # 4·1024² + 4·1024 = 4,194,304 + 4,096
+    "gpt2-large": 6_558_720,  # 4·1280² + 4·1280 = 6,553,600 + 5,120
+    "gpt2-xl": 10_246_400,  # 4·1600² + 4·1600 = 10,240,000 + 6,400
+    "bert-base": 2_362_368,  # as GPT-2 small: 768 wide, four projections with bias
+    "bert-large": 4_198_400,  # as GPT-2 medium
+    "gpt3-175b": 604_028_928,  # 4·12288² + 4·12288 = 603,979,776 + 49,152
+    "llama2-7b": 67_108_864,  # 4·4096² = 4·16,777,216, no bias
+    "llama2-70b": 150_994_944,  # 2·8192² + 2·8192·1024 = 134,217,728 + 16,777,216
+    "llama3-8b": 41_943_040,  # 2·4096² + 2·4096·1024 = 33,554,432 + 8,388,608
+    "mistral-7b": 41_943_040,  # same shapes as LLaMA-3 8B
+    "falcon-7b": 41_877_504,  # 4544·(4544 + 2·64) + 4544² = 21,229,568 + 20,647,936
+}
+
+# (d_model, heads, kv heads, bias) as the published model configs have them
+PUBLISHED = {
+    "transformer-base": (512, 8, 8, False),
+    "gpt2": (768, 12, 12, True), "gpt2-medium": (1024, 16, 16, True),
+    "gpt2-large": (1280, 20, 20, True), "gpt2-xl": (1600, 25, 25, True),
+    "bert-base": (768, 12, 12, True), "bert-large": (1024, 16, 16, True),
+    "gpt3-175b": (12288, 96, 96, True),
+    "llama2-7b": (4096, 32, 32, False), "llama2-70b": (8192, 64, 8, False),
+    "llama3-8b": (4096, 32, 8, False), "mistral-7b": (4096, 32, 8, False),
+    "falcon-7b": (4544, 71, 1, False),  # multi_query: one K/V head of 64
+}
+
+
+def test_every_preset_has_an_expected_count():
+    assert set(PRESETS) == set(EXPECTED) == set(PUBLISHED)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_preset_parameter_count(key):
+    cfg = get_preset(key).apply(MHAConfig())
+    assert param_plan(cfg).total == EXPECTED[key]
+
+
+@pytest.mark.parametrize("key", sorted(PUBLISHED))
+def test_preset_matches_published_config(key):
+    cfg = get_preset(key).apply(MHAConfig())
+    assert (cfg.d_model, cfg.H, cfg.Hkv, cfg.bias) == PUBLISHED[key]
+
+
+def _linear(i: int, o: int, bias: bool) -> nn.Module:
+    return nn.Linear(i, o, bias=bias, device="meta")
+
+
+def checkpoint_modules(key: str) -> list[nn.Module]:
+    """The attention modules of one layer, shaped as each family's code builds them."""
+    D, H, Hkv, bias = PUBLISHED[key]
+    kv = Hkv * (D // H)
+    if key == "transformer-base" or key.startswith("bert"):
+        # torch's own MHA for the 2017 layer; BERT's query/key/value/output.dense
+        return [nn.MultiheadAttention(D, H, bias=bias, device="meta")]
+    if key.startswith("gpt"):
+        # GPT-2/3 c_attn: one Conv1D D -> 3·D with bias, c_proj D -> D with bias
+        # (a Conv1D of nx -> nf has the parameters of a Linear(nx, nf))
+        return [_linear(D, 3 * D, True), _linear(D, D, True)]
+    if key == "falcon-7b":
+        # query_key_value fuses Q and the single K/V head: D -> D + 2·64; dense D -> D
+        return [_linear(D, D + 2 * kv, False), _linear(D, D, False)]
+    # LLaMA / Mistral: q_proj, k_proj, v_proj, o_proj without bias
+    return [_linear(D, D, False), _linear(D, kv, False), _linear(D, kv, False), _linear(D, D, False)]
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_preset_count_equals_checkpoint_module_shapes(key):
+    modules = checkpoint_modules(key)
+    count = sum(p.numel() for m in modules for p in m.parameters())
+    assert all(p.device.type == "meta" for m in modules for p in m.parameters())
+    assert count == EXPECTED[key] == param_plan(get_preset(key).apply(MHAConfig())).total
+
+
+def test_llama_projection_terms_match_module_shapes():
+    # per term, not only the total: W_K is D × (Hkv·d_k) = 8192 × 1024 for LLaMA-2 70B
+    terms = {t.name: t.count for t in param_plan(get_preset("llama2-70b").apply(MHAConfig())).terms}
+    assert terms == {
+        "W_Q": _linear(8192, 8192, False).weight.numel(),
+        "W_K": _linear(8192, 1024, False).weight.numel(),
+        "W_V": _linear(8192, 1024, False).weight.numel(),
+        "W_O": _linear(8192, 8192, False).weight.numel(),
+    }
+
+
+def test_preset_keeps_the_persons_other_choices():
+    base = MHAConfig(batch=3, seq=11, dtype="bfloat16", seed=5)
+    cfg = get_preset("mistral-7b").apply(base)
+    assert (cfg.batch, cfg.seq, cfg.dtype, cfg.seed) == (3, 11, "bfloat16", 5)
+    # an MHA preset after a GQA one: key/value heads follow the heads again
+    assert get_preset("gpt2").apply(cfg).Hkv == 12
+
+
+def test_unknown_preset_is_a_config_error_listing_the_choices():
+    with pytest.raises(ConfigError) as info:
+        get_preset("nope")
+    assert info.value.field == "preset"
+    assert "nope" in info.value.message and "llama3-8b" in info.value.message
