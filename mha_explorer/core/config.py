@@ -191,7 +191,62 @@ def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
 
 
 def validate(cfg: MHAConfig) -> None:
-    """Raise ConfigError naming the first problem, with the nearest valid fixes."""
+    """Raise ConfigError naming the first problem, with the nearest valid fixes.
+
+    The message is about the first problem only; each suggestion is completed so
+    that applying it gives a valid config even when later fields are also wrong
+    (e.g. fixing heads to 4 while key/value heads is 3 also moves key/value heads).
+    """
+    try:
+        _check(cfg)
+    except ConfigError as err:
+        err.suggestions = _complete(cfg, err.suggestions)
+        raise
+
+
+def _unchecked(cfg: MHAConfig, changes: dict[str, Any]) -> MHAConfig:
+    """``cfg`` with ``changes``, built without validation (only to test a fix)."""
+    trial = object.__new__(MHAConfig)
+    for f in dataclasses.fields(MHAConfig):
+        object.__setattr__(trial, f.name, changes.get(f.name, getattr(cfg, f.name)))
+    return trial
+
+
+def _complete(cfg: MHAConfig, suggestions: list[dict[str, Any]], rounds: int = 8) -> list[dict[str, Any]]:
+    """Each suggestion, extended by the first fix of whatever is still wrong after it;
+    ones that cannot be completed are dropped."""
+    done: list[dict[str, Any]] = []
+    for suggestion in suggestions:
+        fix = dict(suggestion)
+        for _ in range(rounds):
+            try:
+                _check(_unchecked(cfg, fix))
+            except ConfigError as err:
+                if not err.suggestions:
+                    break
+                fix.update(min(err.suggestions, key=lambda o: _distance(cfg, o)))
+            else:
+                if fix not in done:
+                    done.append(fix)
+                break
+    return done
+
+
+def _distance(cfg: MHAConfig, option: dict[str, Any]) -> tuple[int, int]:
+    """Fewest fields changed, then smallest change: 5 key/value heads -> 4, not 2."""
+    moved = 0
+    for name, value in option.items():
+        old = getattr(cfg, name, None)
+        if isinstance(old, int) and isinstance(value, int):
+            moved += abs(value - old)
+    return len(option), moved
+
+
+def _heads(values: list[int]) -> str:
+    return _join(values) + (" head" if values == [1] else " heads")
+
+
+def _check(cfg: MHAConfig) -> None:
     _check_int("d_model", cfg.d_model)
     _check_int("n_heads", cfg.n_heads)
     if cfg.n_kv_heads is not None:
@@ -209,17 +264,18 @@ def validate(cfg: MHAConfig) -> None:
     _check_choice("causal_alignment", cfg.causal_alignment, ALIGNMENTS)
 
     D, H = cfg.d_model, cfg.n_heads
+    head_counts = [h for h in divisors(D) if h <= CAPS["n_heads"]]
     if H > D:
-        fix = nearest(divisors(D), H)
+        fix = nearest(head_counts, H)
         raise ConfigError(
             "n_heads", f"{H} heads is more than d_model {D}: each head needs at least one "
-            f"dimension; try {_join(fix)} heads", [{"n_heads": h} for h in fix],
+            f"dimension; try {_heads(fix)}", [{"n_heads": h} for h in fix],
         )
     if D % H:
-        heads = nearest(divisors(D), H)
+        heads = nearest(head_counts, H)
         models = sorted({max(H, D - D % H), D - D % H + H} - {0})
         raise ConfigError(
-            "n_heads", f"d_model {D} is not divisible by {H} heads; try {_join(heads)} heads, "
+            "n_heads", f"d_model {D} is not divisible by {H} heads; try {_heads(heads)}, "
             f"or d_model {_join(models)}",
             [{"n_heads": h} for h in heads] + [{"d_model": m} for m in models if m <= CAPS["d_model"]],
         )
