@@ -7,6 +7,7 @@ Bad input is one line on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from typing import Any, Sequence
@@ -36,31 +37,35 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
 
 
-def add_config_flags(p: argparse.ArgumentParser) -> None:
+def add_config_flags(p: argparse.ArgumentParser, inherit: bool = False) -> None:
+    """The attention-layer flags. ``inherit``: for a subcommand, so a flag it is not
+    given leaves the value set before the subcommand (``--heads 4 shapes``) alone;
+    argparse would otherwise reset it to the subcommand's default of None."""
     g = p.add_argument_group("attention layer (any flag not given keeps the default or the preset)")
-    g.add_argument("--preset", metavar="NAME", help="start from a real model's attention layer "
-                   "(see --list-presets); other flags then override it")
-    g.add_argument("--d-model", type=_int, metavar="D", help="model width D (default 512)")
-    g.add_argument("--heads", type=_int, metavar="H", help="query heads H; must divide D (default 8)")
-    g.add_argument("--kv-heads", type=_int, metavar="HKV",
-                   help="key/value heads: H for MHA, 1 for MQA, a divisor of H for GQA (default H)")
-    g.add_argument("--batch", type=_int, metavar="B", help="batch size B (default 2)")
-    g.add_argument("--seq", type=_int, metavar="T", help="query length T (default 8)")
-    g.add_argument("--kv-seq", type=_int, metavar="S",
-                   help="key/value length S; differs from T for cross-attention (default T)")
-    g.add_argument("--sentence", metavar="TEXT",
-                   help="words to use as tokens; sets T to the number of words")
-    g.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
-                   help="hide future keys from each query (default off, on for decoder presets)")
-    g.add_argument("--causal-alignment", choices=ALIGNMENTS, default=None,
-                   help="for T != S: top-left (query i sees keys 0..i, as torch is_causal) or "
-                   "bottom-right (the last query sees every key, as when decoding with a cache)")
-    g.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
-                   help="add biases to the four projections (default on)")
-    g.add_argument("--dtype", choices=tuple(DTYPES), default=None, help="number format (default float32)")
-    g.add_argument("--device", choices=DEVICES, default=None,
-                   help="where torch computes: auto picks CUDA, then MPS, then CPU (default auto)")
-    g.add_argument("--seed", type=_int, metavar="N", help="seed for weights and inputs (default 0)")
+    add = functools.partial(g.add_argument, default=argparse.SUPPRESS if inherit else None)
+    add("--preset", metavar="NAME", help="start from a real model's attention layer "
+        "(see --list-presets); other flags then override it")
+    add("--d-model", type=_int, metavar="D", help="model width D (default 512)")
+    add("--heads", type=_int, metavar="H", help="query heads H; must divide D (default 8)")
+    add("--kv-heads", type=_int, metavar="HKV",
+        help="key/value heads: H for MHA, 1 for MQA, a divisor of H for GQA (default H)")
+    add("--batch", type=_int, metavar="B", help="batch size B (default 2)")
+    add("--seq", type=_int, metavar="T", help="query length T (default 8)")
+    add("--kv-seq", type=_int, metavar="S",
+        help="key/value length S; differs from T for cross-attention (default T)")
+    add("--sentence", metavar="TEXT",
+        help="words to use as tokens; sets T to the number of words")
+    add("--causal", action=argparse.BooleanOptionalAction,
+        help="hide future keys from each query (default off, on for decoder presets)")
+    add("--causal-alignment", choices=ALIGNMENTS,
+        help="for T != S: top-left (query i sees keys 0..i, as torch is_causal) or "
+        "bottom-right (the last query sees every key, as when decoding with a cache)")
+    add("--bias", action=argparse.BooleanOptionalAction,
+        help="add biases to the four projections (default on)")
+    add("--dtype", choices=tuple(DTYPES), help="number format (default float32)")
+    add("--device", choices=DEVICES,
+        help="where torch computes: auto picks CUDA, then MPS, then CPU (default auto)")
+    add("--seed", type=_int, metavar="N", help="seed for weights and inputs (default 0)")
 
 
 _FLAG_FIELDS = {
@@ -73,7 +78,7 @@ _FLAG_FIELDS = {
 def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) -> MHAConfig:
     """The config the flags describe; raises ConfigError for an invalid combination."""
     cfg = base or MHAConfig()
-    if args.preset:
+    if getattr(args, "preset", None):
         cfg = get_preset(args.preset).apply(cfg)
     changes: dict[str, Any] = {f: getattr(args, a) for a, f in _FLAG_FIELDS.items()
                                if getattr(args, a, None) is not None}
@@ -170,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     shapes = sub.add_parser("shapes", help="print every stage's shapes and the parameter arithmetic",
                             description="Print every stage's tensor shapes, strides, FLOPs and "
                             "memory, and the parameter arithmetic. Never imports torch.")
-    add_config_flags(shapes)
+    add_config_flags(shapes, inherit=True)
     shapes.add_argument("--json", action="store_true", help="print JSON instead of a table")
     shapes.add_argument("--list-presets", action="store_true", help="list the presets and exit")
     return parser
