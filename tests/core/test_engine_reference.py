@@ -300,3 +300,17 @@ def test_fully_masked_rows_give_zero_weights_not_nan():
     # no context reaches a masked query, so its output is the output bias alone
     np.testing.assert_allclose(trace.output[:, :2], np.broadcast_to(trace.weights["b_O"], (3, 2, 16)),
                                **FP32)
+
+
+# --- GPU (runs only where CUDA is present) ---------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_matches_cpu():
+    c = cfg(n_heads=4, n_kv_heads=2, seq=6, kv_seq=4, causal=True)
+    gpu, cpu = run(c.replace(device="cuda")), run(c)
+    assert gpu.device == "cuda"
+    # 1e-4: CUDA kernels sum in another order than the CPU's (TF32 is off by default)
+    np.testing.assert_allclose(gpu.output, cpu.output, atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(gpu.tensors["softmax"]["weights"], cpu.tensors["softmax"]["weights"],
+                               atol=1e-4, rtol=1e-4)
