@@ -66,13 +66,24 @@ class Trace:
 
 
 def resolve_device(name: str) -> str:
-    """'auto' picks CUDA, then MPS, then CPU; an unavailable request falls back to CPU."""
+    """'auto' picks CUDA, then MPS, then CPU; an unavailable request falls back to the
+    CPU (``run`` then says so in the trace's notes, see ``fallback_note``)."""
     if name in ("auto", "cuda") and torch.cuda.is_available():
         return "cuda"
     mps = getattr(torch.backends, "mps", None)
     if name in ("auto", "mps") and mps is not None and mps.is_available():
         return "mps"
     return "cpu"
+
+
+DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS (Apple GPU)"}
+
+
+def fallback_note(requested: str, device: str) -> str | None:
+    """A note when the config named a GPU that this machine does not have."""
+    if requested in DEVICE_NAMES and device != requested:
+        return f"{DEVICE_NAMES[requested]} is not available here; computed on the CPU"
+    return None
 
 
 def device_budget(device: str) -> int:
@@ -164,11 +175,14 @@ def run(
     ``mode`` forces "full" or "windowed"; None picks full when it fits. Raises
     MemoryBudgetError before allocating when the chosen mode's estimate exceeds the
     budget, and Cancelled when ``cancel()`` turns true between blocks. A CUDA
-    out-of-memory error falls back to the CPU with a note.
+    out-of-memory error, or a GPU asked for that this machine lacks, falls back to
+    the CPU with a note in ``Trace.notes``.
     """
     device = resolve_device(cfg.device)
+    unavailable = fallback_note(cfg.device, device)  # asked for a GPU that is not here
+    notes = (unavailable,) if unavailable else ()
     try:
-        return _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel, progress, ())
+        return _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel, progress, notes)
     except torch.cuda.OutOfMemoryError:
         if device != "cuda":
             raise
