@@ -78,11 +78,11 @@ _FLAG_FIELDS = {
 def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) -> MHAConfig:
     """The config the flags describe; raises ConfigError for an invalid combination."""
     cfg = base or MHAConfig()
-    if getattr(args, "preset", None):
+    if getattr(args, "preset", None) is not None:  # --preset "" is an unknown preset, not none
         cfg = get_preset(args.preset).apply(cfg)
     changes: dict[str, Any] = {f: getattr(args, a) for a, f in _FLAG_FIELDS.items()
                                if getattr(args, a, None) is not None}
-    if getattr(args, "sentence", None):
+    if getattr(args, "sentence", None) is not None:  # --sentence "" has no words: an error
         words = sentence_tokens(args.sentence)
         if not words:
             raise ConfigError("tokens", "the sentence has no words")
@@ -203,8 +203,15 @@ def _cmd_shapes(args: argparse.Namespace) -> int:
     return 0
 
 
+def one_line(text: str) -> str:
+    """``text`` with every character that would break the line (a newline typed
+    into a flag's value, say) written as its escape, so an error stays one line."""
+    return "".join(c.encode("unicode_escape").decode("ascii") if len(f"a{c}b".splitlines()) > 1
+                   else c for c in text)
+
+
 def _fail(message: str) -> int:
-    print(f"mha-explorer: error: {message}", file=sys.stderr)
+    print(f"mha-explorer: error: {one_line(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
