@@ -1,0 +1,161 @@
+"""The stage timeline: nine stages as buttons, with previous / play / next and a speed.
+
+The buttons take no keyboard focus: the main window owns Left, Right, Home, End
+and Space as shortcuts, and a focused button would otherwise eat Space (and fire
+twice: once as its own click, once as the shortcut).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup, QComboBox, QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QWidget,
+)
+
+from ..core.plan import STAGE_IDS
+from .controller import SPEEDS, Controller
+
+STAGE_LABELS = {
+    "input": "input", "project": "project", "view": "view", "transpose": "transpose",
+    "scores": "QKᵀ", "softmax": "softmax", "weighted_sum": "A·V", "merge": "merge",
+    "output": "W_O",
+}
+
+# past stages are quietly filled, the current one is loud, the rest are plain
+TIMELINE_STYLE = """
+QToolButton { padding: 6px 8px; border: 1px solid #8A9099; border-radius: 4px;
+              background: #F4F5F7; color: #1B1F24; }
+QToolButton[phase="past"] { background: #CFE3F1; color: #0B2E45; border-color: #7FA9C6; }
+QToolButton[phase="current"] { background: #0072B2; color: #FFFFFF; font-weight: bold;
+                               border: 2px solid #00304D; }
+QToolButton:hover { border-color: #0072B2; }
+"""
+
+
+def speed_text(speed: float) -> str:
+    return f"{speed:g}×"
+
+
+class StageStepper(QWidget):
+    """A row: back, play/pause, next, the nine stages, and the playback speed."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("stage_stepper")
+        self._controller = controller
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(4)
+
+        icons = self.style()
+        self.prev_button = self._tool_button(
+            "prev_stage", "Back", icons.standardIcon(QStyle.StandardPixmap.SP_MediaSeekBackward),
+            "Previous stage", "Step back one stage (Left arrow)")
+        self.play_button = self._tool_button(
+            "play", "Play", icons.standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
+            "Play or pause", "Play the stages one after another, or pause (Space)")
+        self.play_button.setCheckable(True)
+        self.next_button = self._tool_button(
+            "next_stage", "Next", icons.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward),
+            "Next stage", "Step forward one stage (Right arrow)")
+        for button in (self.prev_button, self.play_button, self.next_button):
+            layout.addWidget(button)
+        layout.addSpacing(8)
+
+        self.stage_group = QButtonGroup(self)
+        self.stage_group.setExclusive(True)
+        self.stage_buttons: dict[str, QToolButton] = {}
+        timeline = QWidget()
+        timeline.setStyleSheet(TIMELINE_STYLE)
+        row = QHBoxLayout(timeline)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(3)
+        for i, stage_id in enumerate(STAGE_IDS):
+            button = QToolButton()
+            button.setText(f"{i + 1} {STAGE_LABELS[stage_id]}")
+            button.setCheckable(True)
+            button.setObjectName(f"stage_{stage_id}")
+            button.setAccessibleName(f"Stage {i + 1}: {STAGE_LABELS[stage_id]}")
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            # equal widths, so the bold current stage never nudges its neighbours
+            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+            self.stage_group.addButton(button, i)
+            self.stage_buttons[stage_id] = button
+            row.addWidget(button, 1)
+        layout.addWidget(timeline, 1)
+        layout.addSpacing(8)
+
+        speed_label = QLabel("Speed")
+        self.speed_combo = QComboBox()
+        self.speed_combo.setObjectName("speed")
+        self.speed_combo.setAccessibleName("Playback speed")
+        self.speed_combo.setToolTip("How fast Play moves through the stages")
+        # reachable with Tab, but a mouse click leaves the focus (and Space) to the window
+        self.speed_combo.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        for speed in SPEEDS:
+            self.speed_combo.addItem(speed_text(speed), speed)
+        speed_label.setBuddy(self.speed_combo)
+        layout.addWidget(speed_label)
+        layout.addWidget(self.speed_combo)
+
+        self.prev_button.clicked.connect(controller.previous_stage)
+        self.next_button.clicked.connect(controller.next_stage)
+        self.play_button.clicked.connect(lambda: controller.toggle_play())
+        self.stage_group.idClicked.connect(controller.set_stage)
+        self.speed_combo.currentIndexChanged.connect(
+            lambda i: controller.set_speed(self.speed_combo.itemData(i)))
+
+        controller.stage_changed.connect(self._show_stage)
+        controller.playing_changed.connect(self._show_playing)
+        controller.speed_changed.connect(self._show_speed)
+        controller.config_changed.connect(self._describe_stages)
+        self._describe_stages()
+        self._show_stage(controller.stage)
+        self._show_playing(controller.playing)
+        self._show_speed(controller.speed)
+
+    def _tool_button(self, name: str, text: str, icon, accessible: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setObjectName(name)
+        button.setText(text)
+        button.setIcon(icon)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        button.setAccessibleName(accessible)
+        button.setToolTip(tip)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        return button
+
+    def _describe_stages(self, *_) -> None:
+        """Tooltips carry each stage's title and formula, which follow the config."""
+        plan = self._controller.plan
+        for i, stage_id in enumerate(STAGE_IDS):
+            stage = plan.stage(stage_id)
+            self.stage_buttons[stage_id].setToolTip(
+                f"<b>{i + 1}. {stage.title}</b><br>{stage.formula}")
+
+    def _show_stage(self, current: str) -> None:
+        now = STAGE_IDS.index(current)
+        for i, stage_id in enumerate(STAGE_IDS):
+            button = self.stage_buttons[stage_id]
+            phase = "past" if i < now else "current" if i == now else "future"
+            if button.property("phase") != phase:
+                button.setProperty("phase", phase)
+                button.style().unpolish(button)  # re-read the style sheet for the new phase
+                button.style().polish(button)
+        self.stage_buttons[current].setChecked(True)
+        self.prev_button.setEnabled(now > 0)
+        self.next_button.setEnabled(now < len(STAGE_IDS) - 1)
+
+    def _show_playing(self, playing: bool) -> None:
+        icons = QStyle.StandardPixmap
+        pixmap = icons.SP_MediaPause if playing else icons.SP_MediaPlay
+        self.play_button.setIcon(self.style().standardIcon(pixmap))
+        self.play_button.setText("Pause" if playing else "Play")
+        self.play_button.setChecked(playing)
+
+    def _show_speed(self, speed: float) -> None:
+        index = self.speed_combo.findData(speed)
+        if index >= 0 and index != self.speed_combo.currentIndex():
+            self.speed_combo.blockSignals(True)  # a reflection, not a new request
+            self.speed_combo.setCurrentIndex(index)
+            self.speed_combo.blockSignals(False)
