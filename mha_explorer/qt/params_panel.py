@@ -1,0 +1,227 @@
+"""The parameter arithmetic and the memory it implies, as formula = numbers = count.
+
+Every number comes from ``controller.plan`` (params and memory); this panel only
+lays it out. It is written for the back row: large type, counts right-aligned.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, \
+    QWidget
+
+from ..core.memory import format_bytes
+from ..core.plan import Plan
+from .controller import Controller
+from .shapes_table import format_count
+
+MAX_TERMS = 8  # four weights and, with bias, four bias vectors
+TYPE_SCALE = 1.15  # the panel reads a little larger than the window's type
+TOTAL_SCALE = 1.35
+QUADRATIC_STYLE = "color: #A33F00;"  # T's vermillion, darkened to read on white
+SAVING_STYLE = "color: #00603F;"  # H's green, darkened to read on white
+
+COLUMNS = ("name", "formula", "numbers", "count")
+
+
+def _label(name: str, tip: str = "", align_right: bool = False) -> QLabel:
+    label = QLabel()
+    label.setObjectName(name)
+    label.setAccessibleName(name.replace("_", " "))
+    label.setToolTip(tip)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if align_right:
+        label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return label
+
+
+def _rule() -> QFrame:
+    line = QFrame()
+    line.setFrameShape(QFrame.Shape.HLine)
+    line.setFrameShadow(QFrame.Shadow.Plain)
+    line.setStyleSheet("color: #9AA0A8;")
+    return line
+
+
+def count_text(n: int) -> str:
+    return f"{n:,}"
+
+
+class ParamsPanel(QWidget):
+    """Weights, total, the one-head and full-MHA comparisons, KV cache and attention memory."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("params_panel")
+        self._controller = controller
+        # the grid scrolls rather than squeezes the docks beside it
+        content = QWidget()
+        content.setObjectName("params_content")
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        grid = QGridLayout(content)
+        grid.setContentsMargins(10, 8, 10, 8)
+        grid.setHorizontalSpacing(14)
+        grid.setVerticalSpacing(4)
+        grid.setColumnStretch(2, 1)  # a gap before the counts, not between formula and numbers
+        self._grid = grid
+        self._headers: list[QLabel] = []
+        self._totals: list[QLabel] = []
+        row = 0
+
+        row = self._header("Parameters", row)
+        self.term_labels: list[tuple[QLabel, QLabel, QLabel, QLabel]] = []
+        for i in range(MAX_TERMS):
+            labels = (_label(f"term_{i}_name"), _label(f"term_{i}_formula", "in symbols"),
+                      _label(f"term_{i}_numbers", "with this configuration's numbers"),
+                      _label(f"term_{i}_count", "parameters", align_right=True))
+            for col, label in enumerate(labels):
+                grid.addWidget(label, row, col)
+            self.term_labels.append(labels)
+            row += 1
+        grid.addWidget(_rule(), row, 0, 1, 4)
+        row += 1
+
+        total_name = _label("total_name")
+        total_name.setText("total")
+        self.total_formula_label = _label("total_formula", "the total in symbols")
+        self.total_formula_label.setWordWrap(True)
+        self.total_compact_label = _label("total_compact", "the total, rounded", align_right=True)
+        self.total_label = _label("total", "all parameters of the layer", align_right=True)
+        grid.addWidget(total_name, row, 0)
+        grid.addWidget(self.total_formula_label, row, 1, 1, 2)  # room for the GQA formula
+        grid.addWidget(self.total_label, row, 3)
+        row += 1
+        grid.addWidget(self.total_compact_label, row, 3)
+        self._totals += [total_name, self.total_label]
+        row += 1
+
+        _, self.one_head_note, self.one_head_label, row = self._line(
+            "one head (H = 1, same D)", "one_head",
+            "the same layer with a single head of width D: the head count does not change "
+            "the weights", row)
+        self.mha_title, self.mha_note, self.mha_label, row = self._line(
+            "full MHA (Hkv = H)", "mha", "the same layer with a key/value head per query head",
+            row)
+        self.saving_title, self.saving_note, self.saving_label, row = self._line(
+            "saving", "saving", "parameters saved by sharing key/value heads", row)
+        for label in (self.saving_title, self.saving_note, self.saving_label):
+            label.setStyleSheet(SAVING_STYLE)
+
+        row = self._header("Memory", row)
+        _, self.kv_token_note, self.kv_token_label, row = self._line(
+            "KV cache / token", "kv_token", "K and V of one token, one layer", row)
+        _, self.kv_sequence_note, self.kv_sequence_label, row = self._line(
+            "KV cache / sequence", "kv_sequence", "× S tokens", row)
+        _, self.kv_batch_note, self.kv_batch_label, row = self._line(
+            "KV cache / batch", "kv_batch", "× S tokens × B sequences", row)
+        attention_title, self.attention_note, self.attention_label, row = self._line(
+            "attention matrix", "attention",
+            "one T × S matrix per head and sequence: the term that grows quadratically", row)
+        for label in (attention_title, self.attention_note, self.attention_label):
+            label.setStyleSheet(QUADRATIC_STYLE)
+        _, self.weights_note, self.weights_label, row = self._line(
+            "weights", "weights", "all parameters at this dtype", row)
+        grid.setRowStretch(row, 1)
+
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._apply_type()
+        controller.config_changed.connect(self._show)
+        self._show()
+
+    # construction helpers ------------------------------------------------------------
+    def _header(self, text: str, row: int) -> int:
+        label = QLabel(text)
+        self._headers.append(label)
+        self._grid.addWidget(label, row, 0, 1, 4)
+        return row + 1
+
+    def _line(self, name: str, key: str, tip: str, row: int) -> tuple[QLabel, QLabel, QLabel, int]:
+        """A row: its name, a note (formula with numbers) and the value on the right."""
+        title = _label(f"{key}_name", tip)
+        title.setText(name)
+        note = _label(f"{key}_note", tip)
+        note.setWordWrap(True)
+        value = _label(key, tip, align_right=True)
+        self._grid.addWidget(title, row, 0)
+        self._grid.addWidget(note, row, 1, 1, 2)
+        self._grid.addWidget(value, row, 3)
+        return title, note, value, row + 1
+
+    def _apply_type(self) -> None:
+        """Scale from the inherited font, so presentation mode still enlarges the panel."""
+        base = self.font().pointSizeF()
+        for label in self.findChildren(QLabel):
+            font = QFont(self.font())
+            font.setPointSizeF(base * TYPE_SCALE)
+            label.setFont(font)
+        for label in self._headers + self._totals:
+            font = QFont(self.font())
+            font.setPointSizeF(base * (TOTAL_SCALE if label in self._totals else TYPE_SCALE))
+            font.setBold(True)
+            label.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._apply_type()
+
+    # rendering -------------------------------------------------------------------------
+    def _show(self, *_) -> None:
+        plan: Plan = self._controller.plan
+        cfg, params, memory = plan.config, plan.params, plan.memory
+        for i, labels in enumerate(self.term_labels):
+            shown = i < len(params.terms)
+            for label in labels:
+                label.setVisible(shown)
+            if shown:
+                term = params.terms[i]
+                labels[0].setText(term.name)
+                labels[1].setText(term.formula)
+                labels[2].setText(f"= {term.numbers}")
+                labels[3].setText(f"= {count_text(term.count)}")
+        self.total_formula_label.setText(params.total_formula)
+        self.total_compact_label.setText(f"≈ {format_count(params.total)} parameters")
+        self.total_label.setText(count_text(params.total))
+
+        self.one_head_label.setText(count_text(params.single_head_total))
+        if cfg.Hkv == cfg.H:
+            same = params.single_head_total == params.total
+            self.one_head_note.setText(
+                f"the same: {cfg.H} heads of {cfg.d_k} cost what 1 head of {cfg.d_model} costs"
+                if same else f"{params.total - params.single_head_total:+,} for {cfg.H} heads")
+        else:
+            self.one_head_note.setText(f"{params.single_head_total - params.total:,} more than "
+                                       f"this {cfg.variant}: one head of D has full-width K, V")
+        shared = cfg.Hkv != cfg.H
+        for label in (self.mha_title, self.mha_note, self.mha_label,
+                      self.saving_title, self.saving_note, self.saving_label):
+            label.setVisible(shared)
+        if shared:
+            saved = params.mha_total - params.total
+            self.mha_label.setText(count_text(params.mha_total))
+            self.mha_note.setText(f"K, V are D × D instead of D × {cfg.kv_dim:,}")
+            self.saving_label.setText(f"{saved:,}")
+            self.saving_note.setText(
+                f"{cfg.variant}: {saved / params.mha_total:.1%} fewer parameters; the KV cache "
+                f"is {cfg.group_size}× smaller")
+
+        e = cfg.elem_bytes
+        self.kv_token_note.setText(f"2 × Hkv·d_k × {e} B = 2 × {cfg.kv_dim:,} × {e}")
+        self.kv_token_label.setText(format_bytes(memory.kv_cache_per_token))
+        self.kv_sequence_note.setText(f"× S = × {cfg.S:,}")
+        self.kv_sequence_label.setText(format_bytes(memory.kv_cache_per_sequence))
+        self.kv_batch_note.setText(f"× B = × {cfg.batch:,}")
+        self.kv_batch_label.setText(format_bytes(memory.kv_cache_batch))
+        self.attention_note.setText(
+            f"B·H·T·S × {e} B = {cfg.batch:,}·{cfg.H:,}·{cfg.T:,}·{cfg.S:,} × {e}"
+            "  (∝ T·S)")
+        self.attention_label.setText(format_bytes(memory.attention_matrix))
+        self.weights_note.setText(f"{params.total:,} × {e} B ({cfg.dtype})")
+        self.weights_label.setText(format_bytes(memory.weights))

@@ -1,0 +1,158 @@
+"""The status line: device, compute time, memory against the budget, progress, failures.
+
+Failures arrive as messages and stay visible until the next good trace; nothing
+here raises. The memory line is arithmetic on the config (core.memory), so it is
+right even when the config is far too large to compute.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QStatusBar, QWidget,
+)
+
+from ..core.memory import MemoryBudgetError, format_bytes
+from .controller import Controller
+
+PROGRESS_DELAY_MS = 300  # quick runs finish before the bar would flicker into view
+ERROR_STYLE = "color: #9B0012; font-weight: 600;"
+NEUTRAL_STYLE = ""
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+class StatusBarView(QWidget):
+    """Everything the status bar says; added to ``status_bar`` when one is given."""
+
+    def __init__(self, controller: Controller, status_bar: QStatusBar | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("status_view")
+        self._controller = controller
+        self._running = False  # between compute_started and its outcome
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 0)
+        layout.setSpacing(14)
+
+        self.message = ""  # the full text; the label shows it elided to fit
+        self.message_label = self._label("status_message", "Messages from the computation")
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.message_label.setMinimumWidth(self.fontMetrics().averageCharWidth() * 24)
+        self.memory_label = self._label("memory_estimate",
+                                        "Estimated peak memory of a computation against the "
+                                        "memory budget")
+        self.device_label = self._label("device", "Where the last trace was computed")
+        self.time_label = self._label("compute_time", "How long the last computation took")
+
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setObjectName("compute_progress")
+        self.progress_bar.setAccessibleName("Computation progress")
+        self.progress_bar.setToolTip("Computing the trace on the worker thread")
+        self.progress_bar.setRange(0, 100)
+        self.progress_bar.setMaximumWidth(160)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancel_compute")
+        self.cancel_button.setAccessibleName("Cancel computation")
+        self.cancel_button.setToolTip("Stop this computation; the last result stays on screen")
+        self.progress_bar.hide()
+        self.cancel_button.hide()
+
+        layout.addWidget(self.message_label, 1)
+        for widget in (self.progress_bar, self.cancel_button, self.memory_label,
+                       self.device_label, self.time_label):
+            layout.addWidget(widget)
+
+        self._progress_delay = QTimer(self, singleShot=True, interval=PROGRESS_DELAY_MS)
+        self._progress_delay.timeout.connect(self._reveal_progress)
+        self.cancel_button.clicked.connect(controller.cancel)
+
+        controller.config_changed.connect(self._show_memory)
+        controller.trace_ready.connect(self._show_trace)
+        controller.trace_failed.connect(self._show_failure)
+        controller.compute_started.connect(self._on_compute_started)
+        controller.compute_progressed.connect(self._on_progress)
+        controller.status_changed.connect(self._show_status)
+        controller.engine_loaded.connect(
+            lambda s: self._show_status(f"torch loaded in {format_seconds(s)}"))
+
+        self.device_label.setText("device: —")
+        self.time_label.setText("not computed yet")
+        self._show_memory()
+        if controller.trace is not None:
+            self._show_trace(controller.trace)
+        if status_bar is not None:
+            status_bar.addPermanentWidget(self, 1)
+
+    def _label(self, name: str, tip: str) -> QLabel:
+        label = QLabel()
+        label.setObjectName(name)
+        label.setAccessibleName(name.replace("_", " "))
+        label.setToolTip(tip)
+        return label
+
+    # reflecting the controller ----------------------------------------------------------
+    def _show_memory(self, *_) -> None:
+        budget = self._controller.budget()
+        try:
+            mode, needed = self._controller.estimate().choose(budget)
+        except MemoryBudgetError as err:
+            self.memory_label.setText(f"over budget: est. {format_bytes(err.needed)} of "
+                                      f"{format_bytes(budget)} — not computed")
+            self.memory_label.setStyleSheet(ERROR_STYLE)
+            return
+        self.memory_label.setText(f"est. {format_bytes(needed)} of {format_bytes(budget)} "
+                                  f"budget ({mode})")
+        self.memory_label.setStyleSheet(NEUTRAL_STYLE)
+
+    def _set_message(self, text: str, style: str) -> None:
+        self.message = text
+        self.message_label.setStyleSheet(style)
+        self.message_label.setToolTip(text or "Messages from the computation")
+        self._elide_message()
+
+    def _elide_message(self) -> None:
+        metrics = self.message_label.fontMetrics()
+        self.message_label.setText(metrics.elidedText(
+            self.message, Qt.TextElideMode.ElideRight, max(self.message_label.width(), 40)))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._elide_message()
+
+    def _show_trace(self, trace) -> None:
+        self._hide_progress()
+        self.device_label.setText(f"device: {trace.device}")
+        mode = "" if trace.mode == "full" else f" ({trace.mode})"
+        self.time_label.setText(f"computed in {format_seconds(trace.seconds)}{mode}")
+        self._set_message("", NEUTRAL_STYLE)
+
+    def _show_failure(self, message: str) -> None:
+        self._hide_progress()
+        self._set_message(f"not computed: {message}", ERROR_STYLE)
+
+    def _show_status(self, message: str) -> None:
+        if not self._controller.computing:  # e.g. "computation cancelled"
+            self._hide_progress()
+        self._set_message(message, NEUTRAL_STYLE)
+
+    def _on_compute_started(self) -> None:
+        self._running = True
+        self.progress_bar.setValue(0)
+        self._progress_delay.start()
+
+    def _on_progress(self, fraction: float) -> None:
+        self.progress_bar.setValue(int(round(fraction * 100)))
+
+    def _reveal_progress(self) -> None:
+        if self._running:
+            self.progress_bar.show()
+            self.cancel_button.show()
+
+    def _hide_progress(self) -> None:
+        self._running = False
+        self._progress_delay.stop()
+        self.progress_bar.hide()
+        self.cancel_button.hide()

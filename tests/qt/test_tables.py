@@ -1,0 +1,175 @@
+"""The read-outs: the shapes table, the parameter panel and the status bar."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMainWindow
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.memory import format_bytes
+from mha_explorer.qt.params_panel import ParamsPanel
+from mha_explorer.qt.dim_colors import dim_color
+from mha_explorer.qt.shapes_table import CHIPS_ROLE, COLUMNS, ShapesTable, format_count
+from mha_explorer.qt.status_bar import StatusBarView
+
+CPU = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
+TRACE_TIMEOUT_MS = 60_000
+# The goal is one frame (16 ms); the bound is looser so a busy CI machine does not flake.
+TABLE_UPDATE_BOUND_S = 0.05
+
+
+def show(qtbot, widget):
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+# shapes ---------------------------------------------------------------------------------
+def test_every_stage_and_tensor_has_a_row_with_its_dims_and_numbers(qtbot, controller):
+    table = show(qtbot, ShapesTable(controller))
+    model = table.model()
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(len(COLUMNS))] \
+        == list(COLUMNS)
+    assert model.rowCount() == sum(len(s.tensors) for s in controller.plan.stages)
+
+    assert table.cell_text("transpose", "K", "Dims") == "B, Hkv, S, d_k"
+    assert table.cell_text("transpose", "K", "Shape") == "2 × 4 × 6 × 16"
+    assert table.cell_text("transpose", "K", "Strides") == "(384, 16, 64, 1)"
+    assert table.cell_text("transpose", "K", "Contiguous") == "no (view)"
+    assert table.cell_text("transpose", "K", "New memory") == "view, no copy"
+    assert table.cell_text("merge", "merged", "Contiguous") == "yes"
+    project_flops = controller.plan.stage("project").flops
+    assert table.cell_text("project", "Q", "FLOPs") == format_count(project_flops)
+    assert table.cell_text("input", "X", "New memory") == format_bytes(2 * 6 * 64 * 4)
+
+    # each dim is drawn in its own colour, the same in the Dims and Shape columns
+    row = table.shapes_model.row_of("view", "Q")
+    dims = model.index(row, COLUMNS.index("Dims")).data(CHIPS_ROLE)
+    sizes = model.index(row, COLUMNS.index("Shape")).data(CHIPS_ROLE)
+    assert [label for label, _, _ in dims] == ["B", "T", "H", "d_k"]
+    assert [label for label, _, _ in sizes] == ["2", "6", "4", "16"]
+    assert [bg.name() for _, bg, _ in dims] == [bg.name() for _, bg, _ in sizes] \
+        == [dim_color(d).lower() for d in ("B", "T", "H", "d_k")]
+
+
+def test_the_attention_matrices_are_marked_as_the_quadratic_term(qtbot, controller):
+    table = show(qtbot, ShapesTable(controller))
+    for stage, tensor in (("scores", "scores"), ("softmax", "weights")):
+        text = table.cell_text(stage, tensor, "New memory")
+        assert text == f"{format_bytes(2 * 4 * 6 * 6 * 4)}  ∝ T·S"
+    assert "∝" not in table.cell_text("output", "Y", "New memory")
+
+
+def test_a_config_edit_updates_the_table_within_a_frame(qtbot, controller):
+    table = show(qtbot, ShapesTable(controller))
+    timings = []
+    for d_model in (128, 256, 512, 1024, 2048, 64) * 3:
+        start = time.perf_counter()
+        controller.update(d_model=d_model)
+        table.viewport().repaint()  # the paint is part of what a person waits for
+        timings.append(time.perf_counter() - start)
+        assert table.cell_text("view", "Q", "Shape") == f"2 × 6 × 4 × {d_model // 4:,}"
+    timings.sort()
+    assert timings[len(timings) // 2] < TABLE_UPDATE_BOUND_S, timings
+
+
+def test_the_current_stage_is_scrolled_into_view(qtbot, make_controller):
+    controller = make_controller(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, kv_seq=9))
+    table = ShapesTable(controller)
+    table.resize(700, 120)  # room for a few rows only
+    show(qtbot, table)
+    controller.last_stage()
+    row = table.shapes_model.row_of("output", "Y")
+    assert table.highlighted_rows() == [row]
+    assert table.viewport().rect().intersects(table.visualRect(table.model().index(row, 0)))
+
+
+# parameters -------------------------------------------------------------------------------
+def test_params_show_formula_numbers_and_count_for_each_weight(qtbot, controller):
+    panel = show(qtbot, ParamsPanel(controller))
+    name, formula, numbers, count = (label.text() for label in panel.term_labels[0])
+    assert (name, formula, numbers, count) == ("W_Q", "D × D", "= 64 × 64", "= 4,096")
+    assert panel.total_formula_label.text() == "4·D² + 4·D"
+    assert panel.total_label.text() == "16,640"
+    assert panel.one_head_label.text() == "16,640"
+    assert panel.one_head_note.text().startswith("the same")
+    assert panel.kv_token_label.text() == format_bytes(2 * 64 * 4)
+    assert panel.kv_batch_label.text() == format_bytes(2 * 64 * 4 * 6 * 2)
+    assert panel.attention_label.text() == format_bytes(2 * 4 * 6 * 6 * 4)
+
+    controller.update(bias=False)
+    assert panel.total_formula_label.text() == "4·D²"
+    assert panel.total_label.text() == "16,384"
+    assert not panel.term_labels[4][0].isVisible()  # no bias rows
+
+    controller.update(n_heads=16)  # more heads, same weights: the point to show
+    assert panel.total_label.text() == "16,384"
+
+
+def test_mqa_params_compare_with_full_mha(qtbot, controller):
+    panel = show(qtbot, ParamsPanel(controller))
+    controller.update(n_kv_heads=1, bias=False)
+    assert panel.total_label.text() == f"{2 * 64 * 64 + 2 * 64 * 16:,}"
+    assert panel.mha_label.text() == f"{4 * 64 * 64:,}"
+    assert panel.saving_label.isVisible()
+    assert panel.saving_label.text() == f"{2 * 64 * 48:,}"
+    assert "KV cache is 4× smaller" in panel.saving_note.text()
+    assert panel.kv_token_label.text() == format_bytes(2 * 16 * 4)
+
+
+# status bar ---------------------------------------------------------------------------------
+def test_the_status_bar_shows_device_time_and_memory_after_a_trace(qtbot, make_controller):
+    controller = make_controller(CPU, wait=False)
+    window = QMainWindow()
+    view = StatusBarView(controller, window.statusBar())
+    show(qtbot, window)
+    with qtbot.waitSignal(controller.trace_ready, timeout=TRACE_TIMEOUT_MS):
+        pass
+    assert view.device_label.text() == "device: cpu"
+    assert view.time_label.text().startswith("computed in ")
+    assert view.time_label.text().endswith(("ms", "s"))
+    assert view.memory_label.text().startswith("est. ")
+    assert "budget" in view.memory_label.text()
+    assert not view.progress_bar.isVisible()
+    assert view.isVisible() and window.statusBar().isAncestorOf(view)
+
+
+def test_over_budget_says_so_and_the_shapes_stay(qtbot, make_controller):
+    controller = make_controller(CPU, wait=False, budget_bytes=1000)
+    view = show(qtbot, StatusBarView(controller))
+    view.resize(1200, view.height())
+    table = show(qtbot, ShapesTable(controller))
+    with qtbot.waitSignal(controller.trace_failed, timeout=TRACE_TIMEOUT_MS):
+        pass
+    assert view.memory_label.text().startswith("over budget: est. ")
+    assert view.memory_label.text().endswith("of 1000 B — not computed")
+    assert view.message_label.text().startswith("not computed: ")
+    assert "budget" in view.message and "still shown" in view.message
+    assert table.cell_text("scores", "scores", "Shape") == "2 × 4 × 6 × 6"
+    assert controller.trace is None
+
+
+def test_a_long_run_shows_progress_and_cancel_stops_it(qtbot, make_controller):
+    controller = make_controller(CPU)
+    view = show(qtbot, StatusBarView(controller))
+    view.resize(1200, view.height())
+    controller.compute_started.emit()  # as the controller announces a run
+    controller.compute_progressed.emit(0.4)
+    qtbot.waitUntil(view.cancel_button.isVisible)  # shown only once a run is not quick
+    assert view.progress_bar.value() == 40
+
+    qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+    assert not view.progress_bar.isVisible() and not view.cancel_button.isVisible()
+    assert view.message_label.text() == "computation cancelled"
+
+
+def test_a_failure_is_a_message_not_a_crash(qtbot, make_controller):
+    controller = make_controller(CPU)
+    view = show(qtbot, StatusBarView(controller))
+    view.resize(1200, view.height())  # wide enough to show the whole message
+    controller.trace_failed.emit("RuntimeError: CUDA out of memory")
+    assert view.message_label.text() == "not computed: RuntimeError: CUDA out of memory"
+    assert view.device_label.text() == "device: cpu"  # the last good trace is still described
