@@ -1,8 +1,10 @@
 """Preferences kept between runs (window layout, last config, theme, motion).
 
 The file location is injectable (``--settings FILE`` or MHA_EXPLORER_SETTINGS),
-so tests never touch the user's own preferences. A corrupt or foreign file is
-ignored with a warning rather than breaking the start.
+so tests never touch the user's own preferences. A file that cannot be read, that
+belongs to something else, or that another version wrote is ignored with a
+warning rather than breaking the start, and it is never written to or cleared:
+the preferences of that session are kept in memory only.
 """
 
 from __future__ import annotations
@@ -29,20 +31,40 @@ class Preferences:
             self._qs = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
                                  "MHA Explorer", "mha-explorer")
         self.warnings: list[str] = []
+        self._memory: dict[str, object] | None = None  # set when the file is ignored
+        keys = self._qs.allKeys()  # QSettings reads lazily: only now does status() know
+        name = self._qs.fileName()
         if self._qs.status() != QSettings.Status.NoError:
-            self._discard(f"the settings file {self._qs.fileName()} could not be read; using defaults")
-        elif self._qs.contains("version") and self._int("version") != FORMAT_VERSION:
-            self._discard(f"the settings file {self._qs.fileName()} is from another version; "
-                          "using defaults")
+            self._ignore(f"the settings file {name} could not be read; using defaults")
+        elif keys and not self._qs.contains("version"):
+            self._ignore(f"{name} is not an MHA Explorer settings file; using defaults")
+        elif keys and self._int("version") != FORMAT_VERSION:
+            self._ignore(f"the settings file {name} is from another version; using defaults")
 
     @property
     def file_name(self) -> str:
         return self._qs.fileName()
 
-    def _discard(self, message: str) -> None:
+    @property
+    def ignored(self) -> bool:
+        """True when the file was not trusted: it is left exactly as it was."""
+        return self._memory is not None
+
+    def _ignore(self, message: str) -> None:
+        # never clear() it: it may be another program's file, or a newer version's
+        message += " (the file is left as it is; this session's preferences are not saved)"
         log.warning(message)
         self.warnings.append(message)
-        self._qs.clear()
+        self._memory = {}
+
+    def _get(self, key: str):
+        return self._memory.get(key) if self._memory is not None else self._qs.value(key)
+
+    def _set(self, key: str, value) -> None:
+        if self._memory is not None:
+            self._memory[key] = value
+        else:
+            self._qs.setValue(key, value)
 
     def _int(self, key: str) -> int | None:
         try:
@@ -52,7 +74,7 @@ class Preferences:
 
     # the last config -----------------------------------------------------------
     def load_config(self) -> MHAConfig | None:
-        raw = self._qs.value("config")
+        raw = self._get("config")
         if raw is None:
             return None
         try:
@@ -67,23 +89,23 @@ class Preferences:
             return None
 
     def save_config(self, cfg: MHAConfig) -> None:
-        self._qs.setValue("version", FORMAT_VERSION)
-        self._qs.setValue("config", json.dumps(cfg.to_dict()))
+        self._set("version", FORMAT_VERSION)
+        self._set("config", json.dumps(cfg.to_dict()))
 
     # window layout ---------------------------------------------------------------
     def load_layout(self) -> tuple[QByteArray | None, QByteArray | None]:
-        geometry, state = self._qs.value("window/geometry"), self._qs.value("window/state")
+        geometry, state = self._get("window/geometry"), self._get("window/state")
         ok = lambda v: v if isinstance(v, QByteArray) and not v.isEmpty() else None  # noqa: E731
         return ok(geometry), ok(state)
 
     def save_layout(self, geometry: QByteArray, state: QByteArray) -> None:
-        self._qs.setValue("version", FORMAT_VERSION)
-        self._qs.setValue("window/geometry", geometry)
-        self._qs.setValue("window/state", state)
+        self._set("version", FORMAT_VERSION)
+        self._set("window/geometry", geometry)
+        self._set("window/state", state)
 
     # small flags -----------------------------------------------------------------
     def value(self, key: str, default, kind=str):
-        raw = self._qs.value(key)
+        raw = self._get(key)
         if raw is None:
             return default
         try:
@@ -94,7 +116,9 @@ class Preferences:
             return default
 
     def set_value(self, key: str, value) -> None:
-        self._qs.setValue(key, value)
+        self._set("version", FORMAT_VERSION)  # so a file of ours is always recognised
+        self._set(key, value)
 
     def sync(self) -> None:
-        self._qs.sync()
+        if self._memory is None:
+            self._qs.sync()

@@ -1,0 +1,204 @@
+"""Preferences: a bad settings file never breaks the start and is never destroyed;
+a good one gives back exactly what was saved.
+
+Every file here is the test's own (tmp_path); the user's preferences are never
+touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PySide6.QtCore import QByteArray
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.qt.settings import FORMAT_VERSION, SETTINGS_ENV, Preferences
+
+
+def ini_string(value: str) -> str:
+    """``value`` written as QSettings writes a string into an INI file."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def random_bytes(seed: int, n: int = 600) -> bytes:
+    rng = random.Random(seed)
+    return bytes(rng.randrange(256) for _ in range(n))
+
+
+BAD_FILES = {
+    "random bytes": random_bytes(1),
+    "random bytes with NULs and brackets": bytes(range(256)) * 2 + b"[[[=\n==\x00",
+    "config fails validation": (
+        f"[General]\nversion={FORMAT_VERSION}\nconfig="
+        + ini_string(json.dumps({"d_model": 10, "n_heads": 3})) + "\n").encode(),
+    "config is not JSON": f"[General]\nversion={FORMAT_VERSION}\nconfig={{not json\n".encode(),
+    "config is a JSON list": (f"[General]\nversion={FORMAT_VERSION}\nconfig="
+                              + ini_string("[512, 8]") + "\n").encode(),
+    "config has an unknown key": (
+        f"[General]\nversion={FORMAT_VERSION}\nconfig="
+        + ini_string(json.dumps({"d_model": 64, "heads": 4})) + "\n").encode(),
+    "config has wrong types": (
+        f"[General]\nversion={FORMAT_VERSION}\nconfig="
+        + ini_string(json.dumps({"d_model": "64", "tokens": [1, 2]})) + "\n").encode(),
+    "a foreign INI": b"[General]\nfoo=bar\nuser=alice\n[core]\neditor=vim\n",
+    "another version": b"[General]\nversion=99\nconfig=whatever\n[window]\ngeometry=x\n",
+    "a version that is not a number": b"[General]\nversion=abc\n",
+}
+# the file itself cannot be trusted: it must be left exactly as it was
+UNTRUSTED = {"random bytes", "random bytes with NULs and brackets", "a foreign INI",
+             "another version", "a version that is not a number"}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_a_bad_file_gives_defaults_and_a_warning(qapp, tmp_path, case):
+    path = tmp_path / "settings.ini"
+    path.write_bytes(BAD_FILES[case])
+    prefs = Preferences(str(path))
+    assert prefs.load_config() is None
+    assert prefs.warnings, "no warning for a bad settings file"
+    for warning in prefs.warnings:
+        assert warning and len(warning.splitlines()) == 1, warning
+    assert prefs.load_layout() == (None, None)
+    assert prefs.value("theme", "light") == "light"
+
+
+@pytest.mark.parametrize("case", sorted(UNTRUSTED))
+def test_an_untrusted_file_is_never_written_or_cleared(qapp, tmp_path, case):
+    path = tmp_path / "settings.ini"
+    path.write_bytes(BAD_FILES[case])
+    prefs = Preferences(str(path))
+    assert prefs.ignored and str(path) in prefs.warnings[0]
+    # a whole session's worth of saving
+    cfg = MHAConfig(d_model=64, n_heads=4)
+    prefs.save_config(cfg)
+    prefs.save_layout(QByteArray(b"geometry"), QByteArray(b"state"))
+    prefs.set_value("theme", "dark")
+    prefs.sync()
+    assert prefs.load_config() == cfg  # kept for the session, in memory
+    assert prefs.value("theme", "light") == "dark"
+    del prefs
+    assert path.read_bytes() == BAD_FILES[case]
+
+
+@pytest.mark.parametrize("case", ["config fails validation", "config is not JSON"])
+def test_a_bad_saved_config_in_our_own_file_is_replaced_by_the_next_save(qapp, tmp_path, case):
+    path = tmp_path / "settings.ini"
+    path.write_bytes(BAD_FILES[case])
+    prefs = Preferences(str(path))
+    assert prefs.load_config() is None and not prefs.ignored
+    cfg = MHAConfig(d_model=48, n_heads=6, n_kv_heads=2)
+    prefs.save_config(cfg)
+    prefs.sync()
+    again = Preferences(str(path))
+    assert again.load_config() == cfg and again.warnings == []
+
+
+def test_a_directory_as_the_settings_file(qapp, tmp_path):
+    prefs = Preferences(str(tmp_path))
+    assert prefs.load_config() is None and prefs.warnings
+    prefs.save_config(MHAConfig())
+    prefs.sync()
+    assert tmp_path.is_dir()
+
+
+@given(data=st.binary(max_size=400))
+def test_any_bytes_never_raise(qapp, data):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "settings.ini")
+        with open(path, "wb") as f:
+            f.write(data)
+        prefs = Preferences(path)
+        cfg = prefs.load_config()
+        assert cfg is None or isinstance(cfg, MHAConfig)
+        geometry, state = prefs.load_layout()
+        assert geometry is None or isinstance(geometry, QByteArray)
+        prefs.save_config(MHAConfig())
+        prefs.sync()
+        if prefs.ignored:
+            with open(path, "rb") as f:
+                assert f.read() == data
+
+
+def test_a_missing_file_is_fine_and_silent(qapp, tmp_path):
+    prefs = Preferences(str(tmp_path / "new" / "settings.ini"))
+    assert prefs.load_config() is None and prefs.warnings == [] and not prefs.ignored
+    assert prefs.load_layout() == (None, None)
+
+
+# --- round trips ---------------------------------------------------------------
+
+CONFIGS = [
+    MHAConfig(),
+    MHAConfig(d_model=4544, n_heads=71, n_kv_heads=1, bias=False, causal=True),
+    MHAConfig(d_model=64, n_heads=8, n_kv_heads=2, batch=3, seq=5, kv_seq=9, causal=True,
+              causal_alignment="bottom-right", dtype="bfloat16", device="cpu", seed=2**32 - 1),
+    # INI-special characters inside the JSON inside the INI value
+    MHAConfig(seq=7, tokens=("a=b", "[General]", ";x", "#y", 'q"uote', "back\\slash", "née,ü")),
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_config_round_trip(qapp, tmp_path, cfg):
+    path = str(tmp_path / "settings.ini")
+    prefs = Preferences(path)
+    prefs.save_config(cfg)
+    prefs.sync()
+    again = Preferences(path)
+    assert again.load_config() == cfg
+    assert again.warnings == [] and not again.ignored
+
+
+words = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6).filter(
+    lambda w: w == w.strip() and w.split() == [w])  # what sentence_tokens can produce
+
+
+@given(tokens=st.lists(words, min_size=1, max_size=5))
+def test_any_sentence_round_trips(qapp, tokens):
+    cfg = MHAConfig(seq=len(tokens), tokens=tuple(tokens))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "settings.ini")
+        prefs = Preferences(path)
+        prefs.save_config(cfg)
+        prefs.sync()
+        assert Preferences(path).load_config() == cfg
+
+
+def test_layout_round_trip(qapp, tmp_path):
+    path = str(tmp_path / "settings.ini")
+    geometry = QByteArray(bytes(range(256)))  # every byte value, NUL included
+    state = QByteArray(b"\x00\x00\x00\xffstate\n=;[]")
+    prefs = Preferences(path)
+    prefs.save_layout(geometry, state)
+    prefs.sync()
+    assert Preferences(path).load_layout() == (geometry, state)
+
+
+def test_small_values_round_trip_and_bad_ones_give_the_default(qapp, tmp_path):
+    path = str(tmp_path / "settings.ini")
+    prefs = Preferences(path)
+    prefs.set_value("theme", "dark")
+    prefs.set_value("motion", False)
+    prefs.set_value("speed", "fast")
+    prefs.sync()
+    again = Preferences(path)
+    assert again.warnings == []  # set_value alone still makes a file of ours
+    assert again.value("theme", "light") == "dark"
+    assert again.value("motion", True, bool) is False
+    assert again.value("speed", 1.0, float) == 1.0  # not a number: the default
+    assert again.value("missing", 7, int) == 7
+
+
+def test_the_environment_variable_chooses_the_file(qapp, tmp_path, monkeypatch):
+    path = tmp_path / "from-env.ini"
+    monkeypatch.setenv(SETTINGS_ENV, str(path))
+    prefs = Preferences()
+    assert prefs.file_name == str(path)
+    prefs.save_config(MHAConfig(d_model=32, n_heads=2))
+    prefs.sync()
+    assert Preferences(str(path)).load_config() == MHAConfig(d_model=32, n_heads=2)
