@@ -1,0 +1,266 @@
+"""One heatmap with its title and footer: a cell of the grid, or the big map of
+the head dialog.
+
+The ImageItem is created once and refreshed with setImage: row-major,
+C-contiguous float32 and explicit levels, so pyqtgraph neither transposes nor
+scans the data for a range. The colour map comes from whoever owns the colour
+bar, so every cell of a grid is coloured by the same bar.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPalette, QPen
+from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout
+
+from .heatmap_axis import TokenAxis
+from .heatmap_model import HeatMap, StageMaps, group_color
+
+MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
+MASK_HATCH = QColor("#8c8c8c")
+BOUNDARY_PEN = pg.mkPen("#202020", width=1.5, style=Qt.PenStyle.DashLine)
+MARK_PEN = pg.mkPen("#D55E00", width=2.5)  # the dialog's chosen query row
+COLOR_BAR_PX = 96
+# Above about a screenful of pixels, averaging blocks before colouring is
+# cheaper than colouring every pixel and letting Qt drop most of them.
+AUTO_DOWNSAMPLE_PIXELS = 1 << 21
+
+
+def ink_axes(plot: pg.PlotItem, widget) -> None:
+    """Axes in the widget's text colour: readable on light, dark and projector themes."""
+    ink = widget.palette().color(QPalette.ColorRole.WindowText)
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(name)
+        axis.setPen(ink)
+        axis.setTextPen(ink)
+
+
+def badge_html(text: str, color: str) -> str:
+    """A small coloured tag, with black or white text, whichever reads better."""
+    c = QColor(color)
+    ink = "#000000" if 0.299 * c.red() + 0.587 * c.green() + 0.114 * c.blue() > 150 else "#ffffff"
+    return (f'<span style="background-color:{color}; color:{ink}; font-weight:600">'
+            f"&nbsp;{text}&nbsp;</span>")
+
+
+def map_title_html(heatmap: HeatMap) -> str:
+    if heatmap.kv_group is None:
+        return f"<b>{heatmap.title}</b>"
+    if heatmap.head is None:  # a key/value head itself: colour its title
+        return badge_html(heatmap.title, group_color(heatmap.kv_group))
+    return f"<b>{heatmap.title}</b> " + badge_html(f"kv {heatmap.kv_group}",
+                                                   group_color(heatmap.kv_group))
+
+
+class _MapView(pg.PlotWidget):
+    """The plot of a cell; in the grid it leaves the wheel to the scroll area."""
+
+    def __init__(self, zoomable: bool) -> None:
+        super().__init__(background=None, axisItems={
+            "left": TokenAxis("left"), "bottom": TokenAxis("bottom")})
+        self._zoomable = zoomable
+
+    def wheelEvent(self, event) -> None:
+        if self._zoomable:
+            super().wheelEvent(event)
+        else:
+            event.ignore()
+
+
+class HeatmapCell(QFrame):
+    """Title, map and footer for one HeatMap.
+
+    ``hovered(row, col)`` and ``clicked(row, col)`` give the cell under the
+    mouse in tensor positions (row is absolute: a windowed map starting at
+    query 256 reports 256 for its first row); ``left()`` when the mouse leaves;
+    ``activated()`` on click, Enter or Space.
+    """
+
+    hovered = Signal(int, int)
+    left = Signal()
+    clicked = Signal(int, int)
+    activated = Signal()
+
+    def __init__(self, *, zoomable: bool = False, parent=None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.title = QLabel(textFormat=Qt.TextFormat.RichText)
+        self.footer = QLabel()
+        self.view = _MapView(zoomable)
+        self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(1)
+        layout.addWidget(self.title)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.footer)
+
+        plot = self.view.getPlotItem()
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        plot.setMouseEnabled(x=zoomable, y=zoomable)
+        self.vb = plot.getViewBox()
+        self.vb.invertY(True)  # row 0 at the top, as a matrix is written
+        self.vb.setDefaultPadding(0.0)
+        self.left_axis: TokenAxis = plot.getAxis("left")
+        self.bottom_axis: TokenAxis = plot.getAxis("bottom")
+
+        # Masked cells are NaN, which ImageItem leaves transparent: this hatch shows through.
+        self.mask_base = QGraphicsRectItem()
+        self.mask_base.setBrush(QBrush(MASK_BASE))
+        self.mask_hatch = QGraphicsRectItem()
+        self.mask_hatch.setBrush(QBrush(MASK_HATCH, Qt.BrushStyle.BDiagPattern))
+        for z, item in enumerate((self.mask_base, self.mask_hatch)):
+            item.setPen(QPen(Qt.PenStyle.NoPen))
+            item.setZValue(-2 + z)
+            self.vb.addItem(item)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.vb.addItem(self.image)
+        self.mark = QGraphicsRectItem()
+        self.mark.setPen(MARK_PEN)
+        self.mark.setVisible(False)
+        self.mark.setZValue(10)
+        self.vb.addItem(self.mark)
+        self._lines: list[pg.InfiniteLine] = []
+        self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
+        self._apply_palette()
+
+        scene = self.view.scene()
+        scene.sigMouseMoved.connect(self._on_mouse_moved)
+        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+
+    # drawing -----------------------------------------------------------------
+    def show_map(self, heatmap: HeatMap, maps: StageMaps) -> None:
+        image = heatmap.image
+        rows, cols = image.shape
+        self.title.setText(map_title_html(heatmap))
+        self.footer.setText(heatmap.footer)
+        self.footer.setVisible(bool(heatmap.footer))
+        self.image.setImage(image, levels=maps.levels,
+                            autoDownsample=image.size > AUTO_DOWNSAMPLE_PIXELS)
+        self.mask_base.setVisible(maps.masked)  # a hatch fill costs time on every paint
+        self.mask_hatch.setVisible(maps.masked)
+        first = maps.row_start
+        if self._extent != (first, rows, cols):
+            self._extent = (first, rows, cols)
+            # cell centres on whole numbers: column j spans j - 0.5 .. j + 0.5
+            rect = QRectF(-0.5, first - 0.5, cols, rows)
+            self.image.setRect(rect)
+            self.mask_base.setRect(rect)
+            self.mask_hatch.setRect(rect)
+            # limits first: the old ones would clamp the new range
+            self.vb.setLimits(xMin=rect.left(), xMax=rect.right(),
+                              yMin=rect.top(), yMax=rect.bottom())
+            self.vb.setRange(rect=rect, padding=0.0)
+        self.left_axis.set_labels(maps.row_labels, first)
+        self.bottom_axis.set_labels(maps.col_labels if maps.col_kind == "key" else ())
+        self._set_lines(maps.column_lines)
+
+    def _set_lines(self, positions: tuple[float, ...]) -> None:
+        while len(self._lines) < len(positions):
+            line = pg.InfiniteLine(angle=90, pen=BOUNDARY_PEN, movable=False)
+            self.vb.addItem(line)
+            self._lines.append(line)
+        for i, line in enumerate(self._lines):
+            visible = i < len(positions)
+            line.setVisible(visible)
+            if visible:
+                line.setValue(positions[i])
+
+    def mark_row(self, row: int | None) -> None:
+        """Outline one row (the dialog's chosen query); None hides the outline."""
+        first, rows, cols = self._extent
+        if row is None or not first <= row < first + rows:
+            self.mark.setVisible(False)
+            return
+        self.mark.setRect(QRectF(-0.5, row - 0.5, cols, 1))
+        self.mark.setVisible(True)
+
+    def clear(self, message: str = "") -> None:
+        self.image.clear()
+        self.title.setText(message)
+        self.footer.clear()
+        self._set_lines(())
+        self.mark.setVisible(False)
+
+    def _apply_palette(self) -> None:
+        ink_axes(self.view.getPlotItem(), self)
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # projector / dark theme switch
+            self._apply_palette()
+        super().changeEvent(event)
+
+    # pointer and keyboard ------------------------------------------------------
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        """(row, col) under a scene position, or None outside the image."""
+        if self.image.image is None or not self.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = self.vb.mapSceneToView(scene_pos)
+        row, col = math.floor(p.y() + 0.5), math.floor(p.x() + 0.5)
+        first, rows, cols = self._extent
+        if first <= row < first + rows and 0 <= col < cols:
+            return row, col
+        return None
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        where = self.cell_at(scene_pos)
+        if where is None:
+            self.left.emit()
+        else:
+            self.hovered.emit(*where)
+
+    def _on_mouse_clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        where = self.cell_at(event.scenePos())
+        if where is not None:
+            self.clicked.emit(*where)
+        self.activated.emit()
+
+    def leaveEvent(self, event) -> None:
+        self.left.emit()
+        super().leaveEvent(event)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.activated.emit()
+        else:
+            super().keyPressEvent(event)
+
+
+class ColorBarView(pg.GraphicsLayoutWidget):
+    """The one colour bar beside a set of maps.
+
+    Every ImageItem registered with ``set_items`` takes its colour map and
+    levels from this bar, so what is drawn always matches what is labelled.
+    """
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setBackground(None)
+        self.setFixedWidth(COLOR_BAR_PX)
+        self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
+        self.addItem(self.bar)
+        self._colormap = ""
+        ink_axes(self.bar, self)
+
+    def set_items(self, items) -> None:
+        self.bar.setImageItem(list(items))
+
+    def show_scale(self, maps: StageMaps) -> None:
+        if maps.colormap != self._colormap:  # a new LUT is pushed to every item
+            self._colormap = maps.colormap
+            self.bar.setColorMap(pg.colormap.get(maps.colormap))
+        self.bar.setLevels(maps.levels)
+        self.bar.getAxis("left").setLabel(maps.value_name)
+
+    def changeEvent(self, event) -> None:
+        bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette
+        if event.type() == QEvent.Type.PaletteChange and bar is not None:
+            ink_axes(bar, self)
+        super().changeEvent(event)

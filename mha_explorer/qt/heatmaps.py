@@ -1,0 +1,292 @@
+"""A heatmap for every head: the panel that shows the current stage, one map per
+head, for the chosen batch element.
+
+Maps come from the trace as the engine computed it (see heatmap_model); this
+panel only lays them out and draws them. Cells are kept and refreshed with
+setImage, so stepping through stages or moving the batch selector never
+rebuilds the grid; only a new head count or a new width does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout,
+    QWidget,
+)
+
+from .heatmap_cell import ColorBarView, HeatmapCell
+from .heatmap_dialog import HeadDialog
+from .heatmap_model import (
+    ATTENTION_STAGES, SPLIT_TENSOR_STAGES, StageMaps, build_stage_maps, head_entropies,
+)
+
+MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
+
+
+def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_CELL_PX,
+                 spacing: float = 0.0) -> int:
+    """Columns that make the cells as large as the area allows.
+
+    When even the best choice leaves cells below ``min_cell``, as many columns
+    as fit at ``min_cell`` are used and the grid scrolls vertically.
+    """
+    if count <= 1:
+        return 1
+    best, best_cell = 1, -1.0
+    for cols in range(1, count + 1):
+        rows = math.ceil(count / cols)
+        cell = min((width + spacing) / cols, (height + spacing) / rows) - spacing
+        if cell > best_cell:
+            best, best_cell = cols, cell
+    if best_cell >= min_cell:
+        return best
+    return max(1, min(count, int((width + spacing) // (min_cell + spacing))))
+
+
+class HeatmapPanel(QWidget):
+    """One map per head for the current stage and batch element.
+
+    Public for the main window and the tests: ``cells`` (the visible cells, in
+    head order), ``image_items``, ``color_bar``, ``maps`` (the StageMaps drawn),
+    ``columns``, ``batch_spin``, ``tensor_combo``, ``stretch_check``, ``rows_spin``, ``caption``,
+    ``hover_label``, ``hover_text()``, ``open_head()`` and ``dialog``.
+    ``images_updated`` is emitted each time the images show new data.
+    """
+
+    images_updated = Signal()
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.maps: StageMaps | None = None
+        self.dialog: HeadDialog | None = None
+        self.columns = 0
+        self._pool: list[HeatmapCell] = []
+        self._shown = 0
+        self._stale = False
+        self._entropy_key: tuple = (None, -1)  # (trace, batch) the cached entropies belong to
+        self._entropies: tuple[float, ...] | None = None
+
+        self.batch_spin = QSpinBox(keyboardTracking=False, accelerated=True)
+        self.batch_spin.setToolTip("which sequence of the batch the maps show")
+        self.tensor_combo = QComboBox()
+        self.tensor_combo.addItems(["Q", "K", "V"])
+        self.tensor_combo.setToolTip("the projection shown at project, view and transpose")
+        self.stretch_check = QCheckBox("&stretch colours")
+        self.stretch_check.setToolTip(
+            "colour the weights from 0 to the largest one shown instead of 0 to 1")
+        self.rows_spin = QSpinBox(keyboardTracking=False)
+        self.rows_spin.setToolTip("first query row computed exactly and shown")
+        self.caption = QLabel(wordWrap=True)
+        self.hover_label = QLabel(
+            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hover_label.setMinimumHeight(self.hover_label.fontMetrics().height() + 4)
+
+        controls = QHBoxLayout()
+        batch_label = QLabel("&batch element")
+        batch_label.setBuddy(self.batch_spin)
+        self.tensor_label = QLabel("&tensor")
+        self.tensor_label.setBuddy(self.tensor_combo)
+        self.rows_label = QLabel("first &row")
+        self.rows_label.setBuddy(self.rows_spin)
+        for w in (batch_label, self.batch_spin, self.tensor_label, self.tensor_combo,
+                  self.stretch_check, self.rows_label, self.rows_spin):
+            controls.addWidget(w)
+        controls.addStretch(1)
+
+        self._grid_host = QWidget()
+        self._grid = QGridLayout(self._grid_host)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(4)
+        self.scroll = QScrollArea(widgetResizable=True)
+        self.scroll.setWidget(self._grid_host)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.viewport().installEventFilter(self)
+
+        self.bar_view = ColorBarView()
+        self.color_bar = self.bar_view.bar
+
+        maps_row = QHBoxLayout()
+        maps_row.addWidget(self.scroll, 1)
+        maps_row.addWidget(self.bar_view)
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(self.caption)
+        layout.addLayout(maps_row, 1)
+        layout.addWidget(self.hover_label)
+
+        self.batch_spin.valueChanged.connect(controller.set_batch_index)
+        self.tensor_combo.currentIndexChanged.connect(self.refresh)
+        self.stretch_check.toggled.connect(self.refresh)
+        self.rows_spin.valueChanged.connect(controller.set_rows_from)
+        controller.trace_ready.connect(self._on_trace)
+        controller.stage_changed.connect(self.refresh)
+        controller.batch_index_changed.connect(self._on_batch_index)
+        controller.config_changed.connect(self._on_config)
+        self._sync_batch_range(controller.config)
+        self.refresh()
+
+    # what is shown --------------------------------------------------------------
+    @property
+    def cells(self) -> list[HeatmapCell]:
+        return self._pool[:self._shown]
+
+    @property
+    def image_items(self) -> list[pg.ImageItem]:
+        return [c.image for c in self.cells]
+
+    def hover_text(self, index: int, row: int, col: int) -> str:
+        """What the hover line says for map ``index`` at (row, col), rows absolute."""
+        return self.maps.describe(index, row, col) if self.maps is not None else ""
+
+    def open_head(self, index: int) -> HeadDialog:
+        """Show map ``index`` large, with the top-k keys of a chosen query."""
+        tensor, stretch = self.tensor_combo.currentText(), self.stretch_check.isChecked()
+        if self.dialog is None:
+            self.dialog = HeadDialog(self.controller, index, tensor, stretch, parent=self)
+        else:
+            self.dialog.set_view(index, tensor, stretch)
+        self.dialog.show()
+        self.dialog.raise_()
+        return self.dialog
+
+    # controller signals ---------------------------------------------------------
+    def _on_trace(self, _trace) -> None:
+        self._stale = False
+        self._entropy_key, self._entropies = (None, -1), None  # let the old trace go
+        self.refresh()
+
+    def _on_config(self, cfg) -> None:
+        self._stale = True
+        self._sync_batch_range(cfg)
+        self._set_caption()
+
+    def _on_batch_index(self, b: int) -> None:
+        if self.batch_spin.value() != b:
+            self.batch_spin.blockSignals(True)
+            self.batch_spin.setValue(b)
+            self.batch_spin.blockSignals(False)
+        self.refresh()
+
+    def _sync_batch_range(self, cfg) -> None:
+        self.batch_spin.blockSignals(True)
+        self.batch_spin.setRange(0, cfg.batch - 1)
+        self.batch_spin.setValue(self.controller.batch_index)
+        self.batch_spin.blockSignals(False)
+        self.batch_spin.setSuffix(f"  of {cfg.batch}")
+
+    # drawing ---------------------------------------------------------------------
+    def refresh(self, *_args) -> None:
+        stage = self.controller.stage
+        split = stage in SPLIT_TENSOR_STAGES
+        self.tensor_label.setVisible(split)
+        self.tensor_combo.setVisible(split)
+        self.stretch_check.setVisible(stage == "softmax")
+        trace = self.controller.trace
+        if trace is None:
+            self.caption.setText("waiting for the first computation…")
+            return
+        self._sync_rows(trace)
+        b = self.controller.batch_index
+        try:
+            maps = build_stage_maps(trace, stage, b, self.tensor_combo.currentText(),
+                                    self._cached_entropies(trace, b, stage),
+                                    self.stretch_check.isChecked())
+        except IndexError:  # windowed: that batch element is on its way
+            self.caption.setText(f"computing batch element {b}…")
+            return
+        self._draw(maps)
+        if self.dialog is not None and self.dialog.isVisible():
+            self.dialog.set_view(self.dialog.index, self.tensor_combo.currentText(),
+                                 self.stretch_check.isChecked())
+
+    def _sync_rows(self, trace) -> None:
+        windowed = trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
+        self.rows_label.setVisible(windowed)
+        self.rows_spin.setVisible(windowed)
+        if windowed:
+            r0, r1 = trace.rows
+            self.rows_spin.blockSignals(True)
+            self.rows_spin.setRange(0, max(0, trace.config.T - (r1 - r0)))
+            self.rows_spin.setSingleStep(r1 - r0)
+            self.rows_spin.setValue(r0)
+            self.rows_spin.blockSignals(False)
+
+    def _cached_entropies(self, trace, b: int, stage: str) -> tuple[float, ...] | None:
+        """Entropies cost a log per attention cell: once per trace and batch element."""
+        if stage != "softmax" or "weights" not in trace.tensors["softmax"]:
+            return None
+        if self._entropy_key[0] is not trace or self._entropy_key[1] != b:
+            self._entropies = head_entropies(trace, b)  # IndexError: element not kept
+            self._entropy_key = (trace, b)
+        return self._entropies
+
+    def _draw(self, maps: StageMaps) -> None:
+        self.maps = maps
+        self._set_caption()
+        self._ensure_cells(len(maps.maps))
+        for cell, heatmap in zip(self.cells, maps.maps):
+            cell.show_map(heatmap, maps)
+        self.bar_view.show_scale(maps)  # pushes the same levels to every item
+        self.images_updated.emit()
+
+    def _set_caption(self) -> None:
+        text = self.maps.caption if self.maps is not None else ""
+        if self._stale:
+            text = "updating for the new settings… · " + text
+        self.caption.setText(text)
+
+    def _ensure_cells(self, count: int) -> None:
+        """Show ``count`` cells, reusing the pool, and lay them out if needed."""
+        while len(self._pool) < count:
+            cell = HeatmapCell(parent=self._grid_host)
+            cell.setMinimumSize(MIN_CELL_PX, MIN_CELL_PX)
+            index = len(self._pool)
+            cell.hovered.connect(lambda r, c, i=index: self._on_hover(i, r, c))
+            cell.left.connect(lambda: self.hover_label.setText(" "))
+            cell.activated.connect(lambda i=index: self.open_head(i))
+            self._pool.append(cell)
+        if count != self._shown:
+            for cell in self._pool[count:]:
+                cell.hide()
+                cell.image.clear()  # drop the reference to an old trace's arrays
+            self._shown = count
+            self.bar_view.set_items(self.image_items)
+            self._layout_grid(force=True)
+
+    def _layout_grid(self, force: bool = False) -> None:
+        view = self.scroll.viewport().size()
+        spacing = self._grid.spacing()
+        width = view.width()
+        if not self.scroll.verticalScrollBar().isVisible():
+            cols = grid_columns(self._shown, width, view.height(), spacing=spacing)
+            rows = math.ceil(self._shown / cols) if self._shown else 0
+            if rows * (MIN_CELL_PX + spacing) > view.height():  # a scroll bar will take room
+                width -= self.scroll.verticalScrollBar().sizeHint().width()
+        cols = grid_columns(self._shown, width, view.height(), spacing=spacing)
+        if cols == self.columns and not force:
+            return
+        self.columns = cols
+        for cell in self._pool:
+            self._grid.removeWidget(cell)
+        for i, cell in enumerate(self.cells):
+            self._grid.addWidget(cell, i // cols, i % cols)
+            cell.show()
+        for c in range(self._grid.columnCount()):
+            self._grid.setColumnStretch(c, 1 if c < cols else 0)
+        rows = math.ceil(self._shown / cols) if self._shown else 0
+        for r in range(self._grid.rowCount()):
+            self._grid.setRowStretch(r, 1 if r < rows else 0)
+
+    def _on_hover(self, index: int, row: int, col: int) -> None:
+        if self.maps is not None and index < len(self.maps.maps):
+            self.hover_label.setText(self.hover_text(index, row, col))
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.scroll.viewport() and event.type() == QEvent.Type.Resize:
+            self._layout_grid()
+        return super().eventFilter(watched, event)

@@ -1,0 +1,260 @@
+"""The heatmap panel draws the engine's numbers, one map per head, as a person
+drives it: stage steps, the batch selector, hovering and clicking a head."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.memory import estimate
+from mha_explorer.qt.heatmap_model import (
+    DIVERGING_COLORMAP, WEIGHTS_COLORMAP, build_stage_maps, row_entropy_bits, top_keys,
+)
+from mha_explorer.qt.heatmaps import MIN_CELL_PX, HeatmapPanel, grid_columns
+
+TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch may still be loading
+
+SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
+
+
+@pytest.fixture
+def make_panel(qtbot, make_controller):
+    def make(config: MHAConfig | None = None, **kwargs) -> HeatmapPanel:
+        ctrl = make_controller(config, **kwargs)
+        panel = HeatmapPanel(ctrl)
+        qtbot.addWidget(panel)
+        panel.resize(900, 700)
+        panel.show()
+        return panel
+
+    return make
+
+
+def shown(panel: HeatmapPanel) -> list[np.ndarray]:
+    return [item.image for item in panel.image_items]
+
+
+def test_one_map_per_head_in_head_order(make_panel):
+    panel = make_panel(MHAConfig(d_model=48, n_heads=6, batch=2, seq=5))
+    panel.controller.set_stage("softmax")
+    assert len(panel.cells) == 6
+    assert [c.title.text() for c in panel.cells] == [f"<b>head {h}</b>" for h in range(6)]
+    weights = panel.controller.trace.tensors["softmax"]["weights"]
+    for h, image in enumerate(shown(panel)):
+        np.testing.assert_array_equal(image, weights[0, h])
+
+
+def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel):
+    panel = make_panel()
+    panel.controller.set_stage("scores")
+    for item in panel.image_items:
+        assert item.axisOrder == "row-major"
+        assert item.image.dtype == np.float32 and item.image.flags.c_contiguous
+        assert item.lut.shape[0] == 256
+        np.testing.assert_array_equal(item.getLevels(), panel.color_bar.levels())
+
+
+def test_scores_use_symmetric_diverging_levels_and_softmax_zero_to_one(make_panel):
+    panel = make_panel()
+    ctrl = panel.controller
+    ctrl.set_stage("scores")
+    scores = ctrl.trace.tensors["scores"]["scores"][0]
+    peak = float(np.abs(scores[np.isfinite(scores)]).max())
+    assert panel.color_bar.levels() == pytest.approx((-peak, peak))
+    assert panel.maps.colormap == DIVERGING_COLORMAP
+    for item in panel.image_items:
+        np.testing.assert_allclose(item.getLevels(), (-peak, peak))
+
+    ctrl.set_stage("softmax")
+    assert panel.color_bar.levels() == (0.0, 1.0)
+    assert panel.maps.colormap == WEIGHTS_COLORMAP
+    for item in panel.image_items:
+        np.testing.assert_array_equal(item.getLevels(), (0.0, 1.0))
+
+
+def test_masked_scores_are_drawn_as_nan_not_as_extremes(make_panel):
+    panel = make_panel(MHAConfig(d_model=32, n_heads=2, batch=1, seq=5, causal=True))
+    panel.controller.set_stage("scores")
+    scores = panel.controller.trace.tensors["scores"]["scores"][0]
+    for h, image in enumerate(shown(panel)):
+        expected = np.where(np.isneginf(scores[h]), np.nan, scores[h])
+        np.testing.assert_array_equal(image, expected)  # NaN == NaN here
+        assert np.isnan(image[0, 1]) and not np.isnan(image[1, 1])
+    low, high = panel.color_bar.levels()
+    assert np.isfinite(low) and low == -high
+    assert "masked" in panel.hover_text(0, 0, 4)
+
+
+def test_hover_text_names_query_key_and_exact_value(make_panel):
+    panel = make_panel(MHAConfig(d_model=32, n_heads=4, batch=1, seq=6, tokens=SENTENCE))
+    panel.controller.set_stage("softmax")
+    value = panel.controller.trace.tensors["softmax"]["weights"][0, 2, 3, 1]
+    text = panel.hover_text(2, 3, 1)
+    assert text == "head 2 · query 'on' (3) → key 'cat' (1) · weight " + str(np.float32(value))
+
+
+def test_hovering_a_cell_updates_the_line_under_the_grid(make_panel, qtbot):
+    panel = make_panel(MHAConfig(d_model=32, n_heads=4, batch=1, seq=6, tokens=SENTENCE))
+    panel.controller.set_stage("softmax")
+    cell = panel.cells[1]
+    qtbot.waitExposed(cell)
+    # the scene reports where the mouse is; the cell maps it to (row 4, key 2)
+    cell.view.scene().sigMouseMoved.emit(cell.vb.mapViewToScene(QPointF(2.2, 3.8)))
+    assert panel.hover_label.text() == panel.hover_text(1, 4, 2)
+    assert "query 'the' (4) → key 'sat' (2)" in panel.hover_label.text()
+
+
+def test_batch_selector_switches_the_shown_element(make_panel):
+    panel = make_panel()
+    ctrl = panel.controller
+    ctrl.set_stage("softmax")
+    assert panel.batch_spin.maximum() == ctrl.config.batch - 1
+    panel.batch_spin.setValue(1)
+    assert ctrl.batch_index == 1
+    weights = ctrl.trace.tensors["softmax"]["weights"]
+    assert not np.array_equal(weights[0], weights[1])
+    for h, image in enumerate(shown(panel)):
+        np.testing.assert_array_equal(image, weights[1, h])
+
+
+def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot):
+    cfg = MHAConfig(d_model=32, n_heads=4, batch=3, seq=64)
+    est = estimate(cfg)
+    budget = (est.windowed_bytes + est.full_bytes) // 2  # full does not fit, windowed does
+    panel = make_panel(cfg, budget_bytes=budget)
+    ctrl = panel.controller
+    assert ctrl.trace.mode == "windowed"
+    ctrl.set_stage("softmax")
+    with qtbot.waitSignal(panel.images_updated, timeout=TRACE_TIMEOUT_MS):
+        panel.batch_spin.setValue(2)
+    assert ctrl.trace.batch_index == 2
+    weights = ctrl.trace.tensors["softmax"]["weights"]  # [1, H, rows, S]
+    for h, image in enumerate(shown(panel)):
+        np.testing.assert_array_equal(image, weights[0, h])
+    r0, r1 = ctrl.trace.rows
+    assert f"rows {r0}–{r1 - 1} of 64" in panel.caption.text()
+
+
+def test_entropy_under_each_map_is_in_bits(make_panel):
+    panel = make_panel()
+    panel.controller.set_stage("softmax")
+    weights = panel.controller.trace.tensors["softmax"]["weights"][0]
+    for h, cell in enumerate(panel.cells):
+        p = weights[h].astype(np.float64)
+        bits = float(np.mean(-(p * np.log2(np.where(p > 0, p, 1))).sum(axis=1)))
+        assert cell.footer.text() == f"entropy {bits:.2f} bits"
+    assert "bits" in panel.caption.text()
+
+
+def test_gqa_heads_carry_their_kv_head(make_panel):
+    panel = make_panel(MHAConfig(d_model=64, n_heads=4, n_kv_heads=2, batch=1, seq=4))
+    panel.controller.set_stage("scores")
+    assert [m.kv_group for m in panel.maps.maps] == [0, 0, 1, 1]
+    assert "kv 1" in panel.cells[3].title.text()
+
+    panel.controller.set_stage("view")
+    panel.tensor_combo.setCurrentText("K")
+    assert len(panel.cells) == 2  # K has one map per key/value head
+    k = panel.controller.trace.tensors["view"]["K"][0]  # [S, Hkv, d_k]
+    np.testing.assert_array_equal(panel.image_items[1].image, k[:, 1])
+    assert panel.maps.maps[1].footer == "read by heads 2–3"
+
+
+@pytest.mark.parametrize("stage,tensor,lines", [
+    ("input", "X", 0), ("merge", "merged", 3), ("output", "Y", 0)])
+def test_whole_matrix_stages_show_one_map(make_panel, stage, tensor, lines):
+    panel = make_panel()  # d_model 64, 4 heads: d_k 16
+    panel.controller.set_stage(stage)
+    trace = panel.controller.trace
+    assert len(panel.cells) == 1
+    np.testing.assert_array_equal(panel.image_items[0].image, trace.tensors[stage][tensor][0])
+    assert panel.maps.column_lines == tuple(c - 0.5 for c in range(16, 64, 16))[:lines]
+    low, high = panel.color_bar.levels()
+    assert low == -high
+
+
+def test_clicking_a_head_opens_it_large_with_top_k(make_panel, qtbot):
+    panel = make_panel(MHAConfig(d_model=32, n_heads=4, batch=1, seq=6, tokens=SENTENCE,
+                                 causal=True))
+    ctrl = panel.controller
+    ctrl.set_stage("softmax")
+    panel.cells[2].activated.emit()
+    dialog = panel.dialog
+    assert dialog is not None and dialog.isVisible() and dialog.index == 2
+    np.testing.assert_array_equal(dialog.cell.image.image, panel.image_items[2].image)
+    weights = ctrl.trace.tensors["softmax"]["weights"][0, 2]
+
+    dialog.query_combo.setCurrentIndex(dialog.query_combo.findData(3))
+    dialog.k_spin.setValue(2)
+    expected = sorted(range(4), key=lambda j: -weights[3, j])[:2]  # query 3 sees keys 0..3
+    assert [key for key, _ in dialog.top_k()] == expected
+    assert dialog.top_table.rowCount() == 2
+    assert dialog.top_table.item(0, 0).text() == SENTENCE[expected[0]]
+
+    dialog.k_spin.setValue(6)
+    assert len(dialog.top_k()) == 4  # masked keys are not "attended to"
+
+
+def test_layout_stays_usable_with_many_heads(make_panel):
+    panel = make_panel(MHAConfig(d_model=128, n_heads=128, batch=1, seq=3))
+    panel.controller.set_stage("softmax")
+    assert len(panel.cells) == 128
+    assert 1 <= panel.columns <= 128
+    assert all(c.minimumWidth() >= MIN_CELL_PX for c in panel.cells)
+
+
+def test_grid_columns_fill_the_area_then_scroll():
+    assert grid_columns(1, 800, 600) == 1
+    assert grid_columns(4, 800, 800) == 2
+    assert grid_columns(12, 1600, 600) == 6  # wide area: a wide grid
+    assert grid_columns(128, 900, 700) == 900 // MIN_CELL_PX  # scrolls vertically
+
+
+def test_a_trace_without_attention_rows_is_explained(controller):
+    trace = controller.trace
+    trace.tensors["scores"] = {}  # as a windowed run that kept no rows would leave it
+    maps = build_stage_maps(trace, "scores", 0)
+    assert maps.maps == () and "kept no scores" in maps.empty_reason
+
+
+def test_entropy_and_top_keys_helpers():
+    uniform = np.full((2, 8), 1 / 8, dtype=np.float32)
+    assert row_entropy_bits(uniform, np.array([True, True])) == pytest.approx(3.0)
+    one_hot = np.eye(4, dtype=np.float32)
+    assert row_entropy_bits(one_hot, np.ones(4, bool)) == pytest.approx(0.0)
+    row = np.array([0.1, 0.4, 0.4, 0.1], dtype=np.float32)
+    assert top_keys(row, 3) == [(1, pytest.approx(0.4)), (2, pytest.approx(0.4)),
+                                (0, pytest.approx(0.1))]
+    assert top_keys(row, 9, visible=np.array([True, False, True, False])) == [
+        (2, pytest.approx(0.4)), (0, pytest.approx(0.1))]
+
+
+def test_stretched_weights_keep_bar_and_items_in_step(make_panel):
+    panel = make_panel()
+    panel.controller.set_stage("softmax")
+    assert panel.stretch_check.isVisible()
+    panel.stretch_check.setChecked(True)
+    top = max(float(image.max()) for image in shown(panel))
+    assert panel.color_bar.levels() == pytest.approx((0.0, top))
+    for item in panel.image_items:
+        np.testing.assert_allclose(item.getLevels(), (0.0, top))
+    assert "stretched" in panel.caption.text()
+
+
+def test_moving_the_window_recomputes_exact_rows(make_panel, qtbot):
+    cfg = MHAConfig(d_model=16, n_heads=2, batch=2, seq=1024)  # windowed: 512 rows shown
+    est = estimate(cfg)
+    panel = make_panel(cfg, budget_bytes=(est.windowed_bytes + est.full_bytes) // 2)
+    ctrl = panel.controller
+    assert ctrl.trace.mode == "windowed"
+    ctrl.set_stage("scores")
+    assert panel.rows_spin.isVisible() and ctrl.trace.rows == (0, 512)
+    with qtbot.waitSignal(panel.images_updated, timeout=TRACE_TIMEOUT_MS):
+        panel.rows_spin.setValue(300)
+    assert ctrl.trace.rows == (300, 812) and panel.maps.row_start == 300
+    assert "rows 300–811 of 1,024" in panel.caption.text()
+    scores = ctrl.trace.tensors["scores"]["scores"][0]
+    np.testing.assert_array_equal(panel.image_items[1].image, scores[1])
+    assert panel.hover_text(1, 300, 7).startswith("head 1 · query 't300' (300) → key 't7' (7)")
