@@ -72,14 +72,14 @@ def _build(cfg: MHAConfig) -> _Lines:
     heads_args = f"n_heads={cfg.H}" + (f", n_kv_heads={cfg.Hkv}" if shared_kv else "")
     out.add("def attention(x, x_kv, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O,", indent=0)
     out.add(f"              {heads_args}):", indent=0)
-    out.add(f'"""{cfg.variant}; weights as nn.Linear (out × in), biases may be None."""')
+    out.add(f'"""{cfg.variant}. Weights as in nn.Linear (out × in); biases may be None."""')
 
     out.begin("input")
     out.add(comment="B sequences of T tokens, D numbers each")
     out.add("B, T, D = x.shape", _shape_comment(t["input"].tensor("X")))
     out.add("S = x_kv.shape[1]", f"S = {cfg.S} keys and values")
     out.add("H, Hkv = n_heads, n_kv_heads" if shared_kv else "H = n_heads",
-            f"{cfg.H} query heads, {cfg.Hkv} key/value head{'s' if cfg.Hkv > 1 else ''}"
+            f"{cfg.H} query heads, {cfg.Hkv} kv head{'s' if cfg.Hkv > 1 else ''}"
             if shared_kv else f"{cfg.H} heads")
     out.add("d_k = D // H", f"d_k = {cfg.d_k}")
     out.end()
@@ -125,7 +125,7 @@ def _build(cfg: MHAConfig) -> _Lines:
             tril, seen = "tril(S - T)", "bottom-right: query i sees keys 0..i+S-T"
         else:
             tril, seen = "tril()", "top-left (as is_causal): query i sees keys 0..i"
-        out.add(f"seen = torch.ones(T, S, dtype=torch.bool, device=x.device).{tril}", seen)
+        out.add(f"seen = torch.ones(T, S, device=x.device).{tril}.bool()", seen)
         out.add('att = att.masked_fill(~seen, float("-inf"))')
     out.end()
     out.add()
@@ -148,7 +148,9 @@ def _build(cfg: MHAConfig) -> _Lines:
 
     merge = t["merge"]
     out.begin("merge")
-    out.add(comment="heads side by side again: .contiguous() is the first copy")
+    out.add(comment="heads side by side again: .contiguous() is the first copy"
+            if merge.tensor("merged").allocates
+            else "heads side by side again (already contiguous here: no copy)")
     out.add("y = y.transpose(1, 2).contiguous()", _shape_comment(merge.tensor("context")))
     out.add("y = y.view(B, T, D)", _shape_comment(merge.tensor("merged")))
     out.end()

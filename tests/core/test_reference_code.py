@@ -93,12 +93,18 @@ def test_shape_comments_follow_the_config():
     assert "masked_fill" not in small
 
 
-def test_the_code_reads_like_python_and_stays_short():
-    code = reference_code(CONFIGS["causal-bottom-right-T>S"])
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_the_code_reads_like_python_and_fits_the_panel(name):
+    code = reference_code(CONFIGS[name])
     ast.parse(code)
     lines = code.splitlines()
     assert len(lines) <= 60
-    assert max(len(line) for line in lines) <= 80
+    assert max(len(line) for line in lines) <= 72  # the code panel's width at 13 pt
+
+
+def test_merge_comment_says_when_nothing_is_copied():
+    one_head = reference_code(MHAConfig(d_model=32, n_heads=1, seq=4))
+    assert "no copy" in one_head and "first copy" not in one_head
 
 
 def test_the_module_imports_neither_torch_nor_qt():
