@@ -1,0 +1,93 @@
+"""Sizes, fonts and colours of the stage diagram, in one place.
+
+The diagram is drawn for a classroom projector: type at 14 pt and up, dark ink
+on white, the named dims in the colours of ``dim_colors`` everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtGui import QColor, QFont
+
+from .dim_colors import dim_color
+
+# type sizes in points; 14 pt is the smallest that reads from the back of a room
+LABEL_PT = 15
+CAPTION_PT = 16
+NOTE_PT = 17
+OPERATOR_PT = 28
+SLICE_PT = 14
+
+BACKGROUND = QColor("#FFFFFF")
+INK = QColor("#111111")
+MUTED = QColor("#4A4A4A")
+BLOCK_FILL = QColor("#E8EEF6")  # activations
+WEIGHT_FILL = QColor("#FBEFD0")  # learned weights
+RESULT_FILL = QColor("#DDEFE4")  # the tensor a stage produces
+MASK_FILL = QColor("#9A9A9A")
+SLICE_TINTS = (QColor("#CFE8DF"), QColor("#EAF5F0"))  # alternating head slices
+
+# colours that tell key/value head groups apart (Paul Tol's "bright" scheme,
+# distinct from the dim colours so a group never reads as a dimension)
+GROUP_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#AA3377", "#66CCEE", "#BBBBBB")
+
+MARGIN = 24
+GAP = 14  # between a block and its labels
+MIN_SIDE = 26  # no block side is drawn thinner than this, however small the dim
+MAX_HEADS_SHOWN = 4  # more heads are drawn as the first three, "…", and the last
+
+
+def font(points: float, bold: bool = False) -> QFont:
+    f = QFont()
+    f.setPointSizeF(points)
+    f.setBold(bold)
+    return f
+
+
+def dim_label(dim: str, size: int) -> str:
+    """'T=8', 'D=4,096': the name and the real size, whatever size the block is drawn."""
+    return f"{dim}={size:,}"
+
+
+def shape_text(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def units(n: int) -> float:
+    """Log-ish length of an axis of n elements: 8 -> 4, 64 -> 7, 512 -> 10.
+
+    Sizes from 1 to 65,536 then fit one screen while a bigger dim still
+    draws longer; the real number is always on the label.
+    """
+    return 1.0 + math.log2(max(1, n))
+
+
+def side(n: int, k: float) -> float:
+    return max(MIN_SIDE, k * units(n))
+
+
+def dim_qcolor(dim: str) -> QColor:
+    return QColor(dim_color(dim))
+
+
+def text_on(fill: QColor) -> QColor:
+    """Black or white, whichever reads better on ``fill`` (WCAG relative luminance)."""
+
+    def channel(c: float) -> float:
+        c /= 255.0
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    lum = 0.2126 * channel(fill.red()) + 0.7152 * channel(fill.green()) + 0.0722 * channel(fill.blue())
+    return QColor("#000000") if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else QColor("#FFFFFF")
+
+
+def group_color(group: int) -> QColor:
+    return QColor(GROUP_COLORS[group % len(GROUP_COLORS)])
+
+
+def shown_heads(count: int) -> list[int | None]:
+    """Head indices to draw; None marks the '…' gap: 8 -> [0, 1, 2, None, 7]."""
+    if count <= MAX_HEADS_SHOWN:
+        return list(range(count))
+    return [0, 1, 2, None, count - 1]
