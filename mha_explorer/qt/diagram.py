@@ -1,0 +1,153 @@
+"""The stage diagram: the current stage's tensors as labelled blocks, and an
+animated move into the next stage.
+
+The scene is laid out in view pixels (one scene unit is one pixel at the
+canvas size), so the type is as large as its point size says; only when the
+widget is smaller than MIN_CANVAS is the whole picture scaled down.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QPainter
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
+
+from . import diagram_style as style
+from .diagram_attention import build_scores, build_softmax, build_weighted_sum
+from .diagram_compose import Composer, StageContext
+from .diagram_heads import build_merge, build_transpose
+from .diagram_linear import build_input, build_output, build_project, build_view
+from .diagram_motion import Transition, duration_for
+
+MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
+
+BUILDERS = {
+    "input": build_input,
+    "project": build_project,
+    "view": build_view,
+    "transpose": build_transpose,
+    "scores": build_scores,
+    "softmax": build_softmax,
+    "weighted_sum": build_weighted_sum,
+    "merge": build_merge,
+    "output": build_output,
+}
+
+
+class StageDiagram(QGraphicsView):
+    def __init__(self, controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._controller = controller
+        self._scene = QGraphicsScene(self)
+        self._scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)  # items move every frame
+        self._scene.setBackgroundBrush(QBrush(style.BACKGROUND))
+        self.setScene(self._scene)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setMinimumSize(320, 240)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys belong to the stage stepper
+
+        self._items: list = []
+        self._stage = controller.stage
+        self._canvas = (0.0, 0.0)
+        self._reduced_motion = False
+        self._transition = Transition(self._scene, self)
+
+        controller.stage_changed.connect(self._on_stage_changed)
+        controller.config_changed.connect(self._redraw)
+        controller.trace_ready.connect(self._redraw)
+        controller.batch_index_changed.connect(self._redraw)
+        self._redraw()
+
+    # public ---------------------------------------------------------------------------
+    @property
+    def stage(self) -> str:
+        return self._stage
+
+    @property
+    def reduced_motion(self) -> bool:
+        return self._reduced_motion
+
+    def set_reduced_motion(self, reduced: bool) -> None:
+        """Jump between stages instead of sliding (for people who get motion sick,
+        and for slides exported mid-talk)."""
+        self._reduced_motion = bool(reduced)
+        if self._reduced_motion:
+            self._transition.finish()
+
+    def is_animating(self) -> bool:
+        return self._transition.is_running()
+
+    @property
+    def transition(self) -> Transition:
+        return self._transition
+
+    def duration_ms(self) -> int:
+        return duration_for(self._controller.speed)
+
+    def items_by_key(self) -> dict[str, object]:
+        return {item.key: item for item in self._items}
+
+    def label_texts(self) -> list[str]:
+        """Every piece of text the current stage shows (chips, captions, notes)."""
+        texts = []
+        for item in self._items:
+            text = getattr(item, "text", None)
+            if callable(text):
+                texts.append(text())
+        return texts
+
+    def canvas_size(self) -> tuple[float, float]:
+        return self._canvas
+
+    # building ---------------------------------------------------------------------------
+    def _context(self) -> StageContext:
+        c = self._controller
+        w, h = self._canvas
+        return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h)
+
+    def _build(self, stage: str) -> list:
+        composer = Composer(self._context())
+        BUILDERS[stage](composer)
+        return composer.items
+
+    def _fit_canvas(self) -> None:
+        vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
+        w, h = max(vw, MIN_CANVAS[0]), max(vh, MIN_CANVAS[1])
+        self._canvas = (float(w), float(h))
+        self._scene.setSceneRect(QRectF(0, 0, w, h))
+        scale = min(vw / w, vh / h)
+        self.resetTransform()
+        self.scale(scale, scale)
+
+    def _show_without_motion(self, items: list) -> None:
+        self._transition.finish()
+        for item in self._items:
+            self._scene.removeItem(item)
+        for item in items:
+            self._scene.addItem(item)
+        self._items = items
+
+    def _redraw(self, *_args) -> None:
+        """Redraw the current stage in place: new config, new trace, new size."""
+        self._fit_canvas()
+        self._stage = self._controller.stage
+        self._show_without_motion(self._build(self._stage))
+
+    def _on_stage_changed(self, stage: str) -> None:
+        self._transition.finish()
+        items = self._build(stage)
+        self._stage = stage
+        if self._reduced_motion or not self.isVisible():
+            self._show_without_motion(items)
+            return
+        old, self._items = self._items, items
+        self._transition.run(old, items, self.duration_ms())
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._redraw()

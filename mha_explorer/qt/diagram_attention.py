@@ -1,0 +1,260 @@
+"""Layouts of the attention stages, drawn for one head of one sequence:
+scores (Q on the left, Kᵀ on top, the T×S grid where they meet), softmax (the
+same grid, each row now summing to 1) and the weighted sum (the weights on
+the left, V on top, the context where they meet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF
+
+from . import diagram_style as style
+from .diagram_compose import (Composer, StageContext, bottom_space, chip_height, chip_size,
+                              left_room, note_height, text_width, top_space)
+from .diagram_data import head_matrix, hidden_from, matching_trace, scores_image, weights_image
+
+K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
+DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
+GAP_X, GAP_Y = 18, 18
+TILE, TILE_GAP = 30, 4
+MAX_TILES = 16
+
+
+@dataclass
+class Cross:
+    """Rects of one 'left operand × top operand = result' cross."""
+
+    left: QRectF
+    top: QRectF
+    result: QRectF
+    k: float
+
+
+def _left_w(ctx: StageContext) -> float:
+    cfg = ctx.config
+    return left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)])
+
+
+def _right_w(ctx: StageContext) -> float:
+    return max(text_width(_scale_text(ctx.config), 20, True),
+               text_width(f"head 0 of {ctx.config.H:,}", style.CAPTION_PT, True),
+               text_width("V  kv head 0", style.CAPTION_PT, True)) + 2 * style.GAP
+
+
+def _strip_h(ctx: StageContext) -> float:
+    # two rows of tiles, and a caption above them that may have wrapped to a second line
+    return 0.0 if ctx.config.Hkv == ctx.config.H else 2 * TILE + 3 * style.GAP + 10 + 26
+
+
+def scores_note(ctx: StageContext) -> str:
+    cfg = ctx.config
+    first = (f"One {cfg.T:,}×{cfg.S:,} grid per head and sequence (B·H = {cfg.batch * cfg.H:,} "
+             f"grids); each cell is a dot product of {cfg.d_k:,} numbers.")
+    return "\n".join([first, *ctx.plan.stage("scores").notes])
+
+
+def softmax_note(ctx: StageContext) -> str:
+    words = "Each row is now a distribution over the keys: weights between 0 and 1 that sum to 1."
+    hidden = hidden_from(ctx.config)
+    if hidden is not None and 0 in hidden:
+        words += " A row that sees no key is all 0 (not NaN)."
+    return "\n".join([words, *ctx.plan.stage("softmax").notes])
+
+
+def weighted_note(ctx: StageContext) -> str:
+    cfg = ctx.config
+    words = (f"Each query's output is its row of weights times V: [{cfg.T:,}×{cfg.S:,}]·"
+             f"[{cfg.S:,}×{cfg.d_k:,}] = [{cfg.T:,}×{cfg.d_k:,}] per head.")
+    if cfg.Hkv != cfg.H:
+        words += f" Query heads 0–{cfg.group_size - 1} all read this V head."
+    return "\n".join([words, *ctx.plan.stage("weighted_sum").notes])
+
+
+def note_room(ctx: StageContext) -> float:
+    """Height the tallest of the three stages' notes takes, so the grid can keep one
+    size through all three."""
+    width = ctx.width - 2 * style.MARGIN
+    return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
+
+
+def attention_k(ctx: StageContext) -> float:
+    """One scale for the three attention stages, so the grid keeps its size."""
+    cfg = ctx.config
+    uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - _right_w(ctx)
+    fixed_h = 2 * style.MARGIN + top_space() + GAP_Y + bottom_space() + note_room(ctx)
+    scores_h = (ctx.height - fixed_h - _strip_h(ctx)) / (udk + uT)
+    weighted_h = (ctx.height - fixed_h) / (uS + uT)
+    return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
+
+
+def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[float, float]:
+    x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w - _right_w(ctx)) / 2) + _left_w(ctx)
+    y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
+    return x, y
+
+
+def scores_cross(ctx: StageContext) -> Cross:
+    cfg = ctx.config
+    k = attention_k(ctx)
+    gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
+    dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
+    content_h = top_space() + dk + GAP_Y + gh + bottom_space() + _strip_h(ctx)
+    x, y = _origin(ctx, dk + GAP_X + gw, content_h)
+    top = QRectF(x + dk + GAP_X, y + top_space(), gw, dk)
+    result = QRectF(top.x(), top.bottom() + GAP_Y, gw, gh)
+    return Cross(QRectF(x, result.y(), dk, gh), top, result, k)
+
+
+def weighted_cross(ctx: StageContext) -> Cross:
+    cfg = ctx.config
+    k = attention_k(ctx)
+    gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
+    dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
+    x, y = _origin(ctx, gw + GAP_X + dk, top_space() + gw + GAP_Y + gh + bottom_space())
+    top = QRectF(x + gw + GAP_X, y + top_space(), dk, gw)
+    result = QRectF(top.x(), top.bottom() + GAP_Y, dk, gh)
+    return Cross(QRectF(x, result.y(), gw, gh), top, result, k)
+
+
+def _scale_text(cfg) -> str:
+    return f"× 1/√{cfg.d_k:,} = {1 / cfg.d_k ** 0.5:.4g}"
+
+
+def _head_word(cfg) -> str:
+    return "head 0" if cfg.Hkv == cfg.H else "kv head 0"
+
+
+def _grid(c: Composer, rect: QRectF, stage: str, name: str, origin: str | None = None) -> None:
+    """Head 0 of the shown sequence, coloured from the trace when it is small enough."""
+    ctx, cfg = c.ctx, c.ctx.config
+    trace = matching_trace(ctx.trace, cfg)
+    values = head_matrix(trace, stage, name, ctx.batch_index, 0)
+    image = None if values is None else (scores_image(values) if name == "scores"
+                                         else weights_image(values))
+    c.grid("grid", rect, cfg.T, cfg.S, image=image, hidden_from=hidden_from(cfg),
+           content=name, origin=origin)
+
+
+def _depth_chips(c: Composer, key: str, x: float, y: float) -> float:
+    """'B=2' and 'H=8' to the right of a one-head picture; returns the y below them."""
+    dims = c.ctx.plan.dims
+    for dim in ("B", "H"):
+        c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
+        y += chip_height() + 4
+    return y
+
+
+def _bottom_note(c: Composer, text: str) -> None:
+    ctx = c.ctx
+    c.note("note", text, style.MARGIN, ctx.height - style.MARGIN, ctx.width - 2 * style.MARGIN, "bl")
+
+
+def _group_strip(c: Composer, x: float, y: float) -> None:
+    """Which query heads share a key/value head: tiles coloured by group."""
+    cfg = c.ctx.config
+    label_w = text_width("query heads", style.LABEL_PT, True) + style.GAP
+    c.text("strip.q", "query heads", x, y + TILE / 2, "cl", points=style.LABEL_PT, bold=True)
+    row2 = y + TILE + 2 * style.GAP
+    c.text("strip.kv", "K/V heads", x, row2 + TILE / 2, "cl", points=style.LABEL_PT, bold=True)
+    x0 = x + label_w
+    tile = max(chip_size(str(min(cfg.H, MAX_TILES) - 1))[0], TILE)
+    def fitting(room: float) -> int:
+        return int((room + TILE_GAP) // (tile + TILE_GAP))
+
+    room = c.ctx.width - style.MARGIN - x0
+    shown = cfg.H
+    if cfg.H > min(MAX_TILES, fitting(room)):  # leave room for "… H=96" after the tiles
+        more_w = text_width(f"… H={cfg.H:,}", style.LABEL_PT, True) + 12
+        shown = max(1, min(MAX_TILES, fitting(room - more_w)))
+    centres: dict[int, list[float]] = {}
+    for head in range(shown):
+        group = cfg.kv_head_of(head)
+        tx = x0 + head * (tile + TILE_GAP) + tile / 2
+        c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
+        centres.setdefault(group, []).append(tx)
+    if cfg.H > shown:
+        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + TILE / 2,
+               "cl", points=style.LABEL_PT, bold=True, color=style.MUTED)
+    for group, xs in centres.items():
+        cx = sum(xs) / len(xs)
+        color = style.group_color(group)
+        c.line(f"strip.link{group}", [QPointF(xs[0], y + TILE + 6), QPointF(xs[-1], y + TILE + 6)],
+               color, 3)
+        c.line(f"strip.stem{group}", [QPointF(cx, y + TILE + 6), QPointF(cx, row2 - 2)], color, 3)
+        c.chip(f"strip.kv{group}", f"{group}", color, cx, row2, "tc")
+
+
+def build_scores(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    cross = scores_cross(ctx)
+    head = _head_word(cfg)
+    c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption="Q  head 0",
+             tag="h0", caption_width=cross.left.width() + GAP_X - 4)
+    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="", tag="h0")
+    c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
+           "cl", bold=True)
+    _grid(c, cross.result, "scores", "scores")
+    spec = ctx.plan.stage("scores").tensor("scores")
+    c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
+    right = cross.result.right() + style.GAP + 4
+    below = _depth_chips(c, "grid.depth", right, cross.result.top())
+    c.text("grid.scale", _scale_text(cfg), right, max(below + 8, cross.result.center().y()), "tl",
+           points=20, bold=True)
+    if cfg.Hkv != cfg.H:
+        _group_strip(c, cross.left.left() - _left_w(ctx) + style.GAP,
+                     c.bottom_of("Q.h0.caption", "grid.caption") + 10)
+    _bottom_note(c, scores_note(ctx))
+
+
+def _row_sums(c: Composer, rect: QRectF) -> None:
+    """'Σ=1' beside every row when the rows are tall enough to carry it."""
+    cfg = c.ctx.config
+    hidden = hidden_from(cfg)
+    row_h = rect.height() / cfg.T
+    x = rect.right() + style.GAP
+    if cfg.T <= 16 and row_h >= 22:
+        for i in range(cfg.T):
+            empty = hidden is not None and hidden[i] == 0
+            c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
+                   points=14, bold=True, color=style.MUTED if empty else style.INK)
+    else:
+        c.text("sum.all", "every row: Σ=1", x, rect.center().y(), "cl", points=style.LABEL_PT,
+               bold=True)
+
+
+def build_softmax(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    rect = scores_cross(ctx).result
+    spec = ctx.plan.stage("softmax").tensor("weights")
+    _grid(c, rect, "softmax", "weights")
+    dims = ctx.plan.dims
+    c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
+                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
+    c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
+    c.text("grid.head", f"head 0 of {cfg.H:,}", rect.center().x(), rect.bottom() + bottom_space(),
+           "tc", color=style.MUTED)
+    _row_sums(c, rect)
+    _bottom_note(c, softmax_note(ctx))
+
+
+def build_weighted_sum(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    cross = weighted_cross(ctx)
+    dims = ctx.plan.dims
+    head = _head_word(cfg)
+    _grid(c, cross.left, "softmax", "weights")
+    c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
+                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
+    c.caption("grid.caption", "A  head 0", cross.left, cross.left.width() + GAP_X - 4)
+    c.tensor("V.h0", None, cross.top, rows=["S"], cols=["d_k"], caption="", tag="h0",
+             show_left=False)
+    c.text("V.h0.caption", f"V  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
+           "cl", bold=True)
+    spec = ctx.plan.stage("weighted_sum").tensor("context")
+    c.tensor("C.h0", spec, cross.result, rows=["T"], cols=["d_k"], fill=style.RESULT_FILL,
+             show_left=False, show_top=False, tag="h0")
+    _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())
+    _bottom_note(c, weighted_note(ctx))

@@ -1,0 +1,189 @@
+"""Layouts of the stages where heads become separate matrices and come back:
+transpose (slices of the D axis slide apart into one T×d_k card per head) and
+merge (the cards are copied side by side into one [B, T, D] block).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor
+
+from . import diagram_style as style
+from .diagram_compose import Composer, StageContext, bottom_space, left_room, text_width, top_space
+from .diagram_items import BlockItem
+from .diagram_linear import NOTE_H, ROW_GAP, bottom_note, linear_k, row_centres
+
+CARD_GAP = 14
+ELLIPSIS_W = 52
+STRIDES_GAP = 40
+COPY_RED = "#B2182B"
+
+
+def deck_width(count: int, card_w: float) -> float:
+    slots = style.shown_heads(count)
+    cards = sum(1 for s in slots if s is not None)
+    return cards * card_w + (len(slots) - 1) * CARD_GAP + (ELLIPSIS_W if None in slots else 0)
+
+
+def _card_units(count: int) -> int:
+    return sum(1 for s in style.shown_heads(count) if s is not None)
+
+
+def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: float, card_h: float,
+         *, rows_dim: str, heads_dim: str, caption: str, grouped_by: int | None) -> QRectF:
+    """One card per head (the first three and the last when there are many),
+    labelled once for the whole deck; returns the rect the cards cover."""
+    dims = c.ctx.plan.dims
+    top = cy - card_h / 2
+    for head in style.shown_heads(count):
+        if head is None:
+            c.text(f"{prefix}.more", "…", x + ELLIPSIS_W / 2, cy, "c", points=style.OPERATOR_PT,
+                   color=style.MUTED)
+            x += ELLIPSIS_W + CARD_GAP
+            continue
+        group = None if grouped_by is None else head // grouped_by
+        color = style.group_color(group) if group is not None else style.INK
+        c.add(BlockItem(f"{prefix}.h{head}", card_w, card_h, fill=style.SLICE_TINTS[head % 2],
+                        left=style.dim_qcolor(rows_dim), top=style.dim_qcolor("d_k"),
+                        tag=f"h{head}", tag_color=color,
+                        outline=color if group is not None else None), x, top)
+        x += card_w + CARD_GAP
+    right = x - CARD_GAP
+    left = right - deck_width(count, card_w)
+    c.label_dims(prefix, QRectF(left, top, card_w, card_h), rows=[(rows_dim, dims[rows_dim])],
+                 cols=[("d_k", dims["d_k"])],
+                 depth=[("B", dims["B"]), (heads_dim, dims[heads_dim])])
+    rect = QRectF(left, top, right - left, card_h)
+    c.caption(f"{prefix}.caption", caption, rect)
+    return rect
+
+
+def _strides_html(before, after) -> str:
+    """Strides before → after, each number in the colour of the dim it steps along,
+    so the swap of the two middle axes is visible."""
+
+    def coloured(spec) -> str:
+        parts = []
+        for dim, stride in zip(spec.dims, spec.strides):
+            parts.append(f'<span style="color:{style.dim_qcolor(dim).name()}; font-weight:700">'
+                         f'{stride:,}</span>')
+        return "(" + ", ".join(parts) + ")"
+
+    contiguous = "yes" if after.contiguous else "no"
+    return (f"strides {coloured(before)}<br>&nbsp;&nbsp;&nbsp;&nbsp;→ {coloured(after)}"
+            f"<br><span style='color:{style.MUTED.name()}'>contiguous: {contiguous}</span>")
+
+
+def _strides_width(ctx: StageContext) -> float:
+    """Room for the strides note: its widest line in bold, plus the text margins."""
+    lines = [f"strides ({', '.join(f'{s:,}' for s in ctx.plan.stage(sid).tensor(n).strides)})"
+             for sid in ("view", "transpose") for n in "QKV"]
+    return max(text_width(line, 16, True) for line in lines) + 16
+
+
+def build_transpose(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    view, stage = ctx.plan.stage("view"), ctx.plan.stage("transpose")
+    dims = ctx.plan.dims
+    left = max(left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)]),
+               left_room([("B", cfg.batch), ("Hkv", cfg.Hkv)], []))
+    strides_w = _strides_width(ctx)
+    slots = len(style.shown_heads(cfg.H))
+    fixed_w = (2 * style.MARGIN + left + (slots - 1) * CARD_GAP + ELLIPSIS_W + STRIDES_GAP
+               + strides_w)
+    unit_w = _card_units(cfg.H) * style.units(cfg.d_k)
+    fixed_h = 2 * style.MARGIN + 3 * (top_space() + bottom_space()) + 2 * ROW_GAP + NOTE_H
+    unit_h = style.units(cfg.T) + 2 * style.units(cfg.S)
+    k = max(2.0, min(linear_k(ctx), (ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h))
+    card_w = style.side(cfg.d_k, k)
+    heights = [style.side(cfg.T, k), style.side(cfg.S, k), style.side(cfg.S, k)]
+    centres = row_centres(ctx, heights)
+    total = left + deck_width(cfg.H, card_w) + STRIDES_GAP + strides_w
+    x0 = max(style.MARGIN, (ctx.width - total) / 2) + left
+    shared = cfg.Hkv != cfg.H
+    for row, (name, rows_dim) in enumerate([("Q", "T"), ("K", "S"), ("V", "S")]):
+        spec = stage.tensor(name)
+        heads_dim = spec.dims[1]
+        count = dims[heads_dim]
+        grouped_by = (cfg.group_size if name == "Q" else 1) if shared else None
+        deck(c, name, count, x0, centres[row], card_w, heights[row], rows_dim=rows_dim,
+             heads_dim=heads_dim, caption=f"{name}  {style.shape_text(spec.shape)}",
+             grouped_by=grouped_by)
+        c.note(f"{name}.strides", _strides_html(view.tensor(name), spec),
+               x0 + deck_width(cfg.H, card_w) + STRIDES_GAP, centres[row], strides_w, "cl",
+               points=16, html=True)
+    words = "Only the strides change: no data moves, each head is now its own matrix."
+    if not stage.tensor("Q").contiguous:
+        words += " The result is no longer contiguous."
+    if shared:
+        words += " Outline colours pair each query head with the K/V head it will read."
+    bottom_note(c, "note", words)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}".replace(".0 ", " ")
+        n /= 1024
+    return f"{n:,.1f} TiB"
+
+
+def _copy_words(copies: bool) -> str:
+    return ("↓  .transpose(1, 2).contiguous(): a real copy" if copies
+            else "↓  .transpose(1, 2): already contiguous, no copy")
+
+
+def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float) -> None:
+    """The merged block as the shown head cards laid edge to edge ('…' for the
+    rest), each slice growing out of its card, so the eye sees the heads join."""
+    x = rect.x()
+    for head in style.shown_heads(count):
+        if head is None:
+            c.text("M.more", "…", x + ELLIPSIS_W / 2, rect.center().y(), "c",
+                   points=style.OPERATOR_PT, color=style.MUTED)
+            x += ELLIPSIS_W
+            continue
+        c.add(BlockItem(f"M.h{head}", card_w, rect.height(), fill=style.SLICE_TINTS[head % 2],
+                        left=style.dim_qcolor("T") if head == 0 else None,
+                        top=style.dim_qcolor("d_k"), tag=f"h{head}", outline=style.MUTED,
+                        origin=f"C.h{head}"), x, rect.y())
+        x += card_w
+
+
+def build_merge(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    stage = ctx.plan.stage("merge")
+    back, merged = stage.tensor("context"), stage.tensor("merged")
+    copies = merged.allocates
+    left = left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T)])
+    slots = len(style.shown_heads(cfg.H))
+    middle = top_space() + 2 * style.GAP  # the "copy" line between the rows
+    fixed_w = 2 * style.MARGIN + left + (slots - 1) * CARD_GAP + ELLIPSIS_W
+    fixed_h = 2 * style.MARGIN + 2 * (top_space() + bottom_space()) + middle + NOTE_H
+    # the cards may be larger than in transpose: this stage has two rows, not three
+    k = max(2.0, min(linear_k(ctx) * 1.5,
+                     (ctx.width - fixed_w) / (_card_units(cfg.H) * style.units(cfg.d_k)),
+                     (ctx.height - fixed_h) / (2 * style.units(cfg.T))))
+    card_w, sT = style.side(cfg.d_k, k), style.side(cfg.T, k)
+    rows_h = 2 * (top_space() + sT + bottom_space()) + middle
+    top = style.MARGIN + max(0.0, (ctx.height - NOTE_H - 2 * style.MARGIN - rows_h) / 2)
+    cy_deck = top + top_space() + sT / 2
+    cy_merged = cy_deck + sT / 2 + bottom_space() + middle + top_space() + sT / 2
+    deck_w = deck_width(cfg.H, card_w)
+    x0 = max(style.MARGIN, (ctx.width - left - deck_w) / 2) + left
+    deck(c, "C", cfg.H, x0, cy_deck, card_w, sT, rows_dim="T", heads_dim="H",
+         caption=f"context  {style.shape_text(back.shape)}", grouped_by=None)
+    c.text("merge.arrow", _copy_words(copies), x0, cy_deck + sT / 2 + bottom_space() + style.GAP,
+           "tl", bold=True, color=QColor(COPY_RED) if copies else style.MUTED)
+    cards = sum(1 for h in style.shown_heads(cfg.H) if h is not None)
+    merged_w = cards * card_w + (ELLIPSIS_W if None in style.shown_heads(cfg.H) else 0)
+    rect = QRectF(x0, cy_merged - sT / 2, merged_w, sT)
+    c.tensor("merged", merged, rect, rows=["T"], cols=["D"], depth=["B"], fill=style.RESULT_FILL)
+    joined_slices(c, rect, cfg.H, card_w)
+    if copies:
+        words = (f"The first real copy: the {cfg.H} heads are written side by side into new "
+                 f"memory, B·T·D = {merged.numel:,} numbers ({_bytes(merged.nbytes)}).")
+    else:
+        words = ("No copy here: the axis that moved has size 1, so the memory is already in "
+                 "[B, T, D] order.")
+    bottom_note(c, "note", words)

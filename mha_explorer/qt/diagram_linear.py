@@ -1,0 +1,264 @@
+"""Layouts of the stages around the linear maps: input, project, view and output.
+
+Project and output are drawn as rows of "input × Wᵀ (+ b) = result"; view
+keeps Q, K and V exactly where project left them, because a view moves no
+data, and only draws the head boundaries on top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF
+
+from . import diagram_style as style
+from .diagram_compose import (Composer, StageContext, bottom_space, chips_row_width, left_room,
+                              top_space)
+from .diagram_items import BlockItem
+
+K_MAX = 24.0  # pixels per log unit: D = 512 is drawn 240 px wide at most
+OP_W = 64  # room for "×" or "="
+BIAS_W = 104  # room for "+ b_Q"
+ROW_GAP = 16
+NOTE_H = 70  # the sentence at the bottom
+MIN_SLICE = 16  # head slices thinner than this are summarised with "…"
+
+
+@dataclass
+class Columns:
+    """x positions of one 'source × W (+ b) = result' row, shared by every row."""
+
+    k: float
+    x_src: float
+    x_times: float
+    x_w: float
+    x_bias: float
+    x_eq: float
+    x_out: float
+    right: float
+
+
+def _dims(ctx: StageContext, *names: str) -> list[tuple[str, int]]:
+    return [(n, ctx.plan.dims[n]) for n in names]
+
+
+def left_width(ctx: StageContext) -> float:
+    return left_room(_dims(ctx, "B"), _dims(ctx, "T", "S"))
+
+
+def _overhang(ctx: StageContext, k: float) -> float:
+    """How far the view stage's 'H=8 × d_k=64' label reaches past the right column."""
+    dims = ctx.plan.dims
+    widest = max(chips_row_width([("H", dims["H"]), ("d_k", dims["d_k"])]),
+                 chips_row_width([("Hkv", dims["Hkv"]), ("d_k", dims["d_k"])]))
+    narrowest = style.side(min(ctx.config.d_model, ctx.config.kv_dim), k)
+    return max(0.0, widest - narrowest)
+
+
+def linear_k(ctx: StageContext) -> float:
+    """One scale for every linear stage, so a tensor keeps its size from stage to
+    stage; chosen so the busiest of them (project: three rows) fits the canvas."""
+    cfg = ctx.config
+    left = left_width(ctx)
+    fixed_w = (2 * style.MARGIN + 2 * left + 2 * OP_W + (BIAS_W if cfg.bias else 0)
+               + _overhang(ctx, 0.0))
+    unit_w = 3 * style.units(cfg.d_model)
+    uD = style.units(cfg.d_model)
+    unit_h = max(uD, style.units(cfg.T)) + 2 * max(uD, style.units(cfg.S))
+    # captions may take two lines when a block is narrower than its name and shape
+    fixed_h = 2 * style.MARGIN + 3 * (top_space() + 1.6 * bottom_space()) + 2 * ROW_GAP + NOTE_H
+    k = min((ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h, K_MAX)
+    return max(k, 2.0)
+
+
+def columns(ctx: StageContext, k: float) -> Columns:
+    cfg = ctx.config
+    left = left_width(ctx)
+    sD = style.side(cfg.d_model, k)
+    bias_w = BIAS_W if cfg.bias else 0
+    width = left + sD + OP_W + sD + bias_w + OP_W + left + sD + _overhang(ctx, k)
+    x0 = max(style.MARGIN, (ctx.width - width) / 2) + left
+    x_w = x0 + sD + OP_W
+    return Columns(k, x0, x0 + sD + OP_W / 2, x_w, x_w + sD + bias_w / 2,
+                   x_w + sD + bias_w + OP_W / 2, x_w + sD + bias_w + OP_W + left,
+                   x_w + sD + bias_w + OP_W + left + sD)
+
+
+def row_heights(ctx: StageContext, k: float, row_dims: list[str]) -> list[float]:
+    sD = style.side(ctx.config.d_model, k)
+    return [max(sD, style.side(ctx.plan.dims[d], k)) for d in row_dims]
+
+
+def row_centres(ctx: StageContext, heights: list[float]) -> list[float]:
+    """Vertical centres of rows of these block heights, the group centred above the note."""
+    pitch = [top_space() + h + bottom_space() for h in heights]
+    total = sum(pitch) + ROW_GAP * (len(heights) - 1)
+    y = style.MARGIN + max(0.0, (ctx.height - NOTE_H - 2 * style.MARGIN - total) / 2)
+    centres = []
+    for h, p in zip(heights, pitch):
+        centres.append(y + top_space() + h / 2)
+        y += p + ROW_GAP
+    return centres
+
+
+def bottom_note(c: Composer, key: str, text: str) -> None:
+    ctx = c.ctx
+    c.note(key, text, style.MARGIN, ctx.height - style.MARGIN, ctx.width - 2 * style.MARGIN, "bl")
+
+
+# input -------------------------------------------------------------------------------
+def build_input(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    k = linear_k(ctx)
+    stage = ctx.plan.stage("input")
+    sD, sT, sS = (style.side(n, k) for n in (cfg.d_model, cfg.T, cfg.S))
+    heights = [sT, sS] if cfg.is_cross else [sT]
+    centres = row_centres(ctx, heights)
+    x = (ctx.width - sD) / 2
+    c.tensor("X", stage.tensor("X"), QRectF(x, centres[0] - sT / 2, sD, sT),
+             rows=["T"], cols=["D"], depth=["B"])
+    if cfg.is_cross:
+        c.tensor("X_kv", stage.tensor("X_kv"), QRectF(x, centres[1] - sS / 2, sD, sS),
+                 rows=["S"], cols=["D"], depth=["B"])
+    words = f"{cfg.batch:,} sequence{'s' if cfg.batch > 1 else ''} × {cfg.T:,} tokens, " \
+            f"each token a vector of {cfg.d_model:,} numbers."
+    if cfg.is_cross:
+        words += f" Keys and values come from another sequence of {cfg.S:,} tokens."
+    bottom_note(c, "note", words)
+
+
+# project and output ---------------------------------------------------------------------
+def _weight_row(c: Composer, col: Columns, cy: float, *, name: str, out_dim: str,
+                result_key: str, result_spec, rows_dim: str, origin: str) -> None:
+    """'× W_nameᵀ (+ b) = result' in one row, centred on cy."""
+    ctx, cfg = c.ctx, c.ctx.config
+    k = col.k
+    sD, sOut = style.side(cfg.d_model, k), style.side(ctx.plan.dims[out_dim], k)
+    sRows = style.side(ctx.plan.dims[rows_dim], k)
+    c.operator(f"op.times.{name}", "×", col.x_times, cy)
+    c.tensor(f"W_{name}", None, QRectF(col.x_w, cy - sD / 2, sOut, sD),
+             rows=["D"], cols=[out_dim], fill=style.WEIGHT_FILL, show_left=False,
+             caption=f"W_{name}ᵀ  {cfg.d_model:,} × {ctx.plan.dims[out_dim]:,}",
+             caption_width=sOut + 30)
+    if cfg.bias:
+        c.text(f"op.bias.{name}", f"+ b_{name}", col.x_bias, cy, "c", points=20, bold=True)
+    c.operator(f"op.eq.{name}", "=", col.x_eq, cy)
+    c.tensor(result_key, result_spec, QRectF(col.x_out, cy - sRows / 2, sOut, sRows),
+             rows=[rows_dim], cols=[out_dim], depth=["B"], fill=style.RESULT_FILL, origin=origin)
+
+
+def project_layout(ctx: StageContext):
+    """Block rects of the project stage, shared with the view stage."""
+    k = linear_k(ctx)
+    col = columns(ctx, k)
+    heights = row_heights(ctx, k, ["T", "S", "S"])
+    return col, row_centres(ctx, heights)
+
+
+def build_project(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    stage = ctx.plan.stage("project")
+    col, centres = project_layout(ctx)
+    k = col.k
+    sD, sT, sS = (style.side(n, k) for n in (cfg.d_model, cfg.T, cfg.S))
+    kv_dim = stage.tensor("K").dims[-1]
+    sources = [("X", "T", sT, sum(centres) / 3 if not cfg.is_cross else centres[0])]
+    if cfg.is_cross:
+        sources.append(("X_kv", "S", sS, (centres[1] + centres[2]) / 2))
+    feeds = {"X": [0, 1, 2] if not cfg.is_cross else [0], "X_kv": [1, 2]}
+    for key, rows_dim, h, cy in sources:
+        c.tensor(key, ctx.plan.stage("input").tensor(key), QRectF(col.x_src, cy - h / 2, sD, h),
+                 rows=[rows_dim], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
+                 caption_room=(col.x_src - left_width(ctx) + style.GAP, col.x_src + sD + OP_W - 24))
+        for row in feeds[key]:
+            c.line(f"feed.{key}.{row}", [QPointF(col.x_src + sD + 12, cy),
+                                         QPointF(col.x_times - 16, centres[row])])
+    kv_src = "X_kv" if cfg.is_cross else "X"
+    for row, (name, out_dim, rows_dim, src) in enumerate(
+            [("Q", "D", "T", "X"), ("K", kv_dim, "S", kv_src), ("V", kv_dim, "S", kv_src)]):
+        _weight_row(c, col, centres[row], name=name, out_dim=out_dim, result_key=name,
+                    result_spec=stage.tensor(name), rows_dim=rows_dim, origin=src)
+    if cfg.Hkv != cfg.H:
+        words = (f"{cfg.variant}: K and V are only {cfg.kv_dim:,} wide "
+                 f"({cfg.Hkv} key/value head{'s' if cfg.Hkv > 1 else ''} × d_k {cfg.d_k}), "
+                 f"Q is {cfg.d_model:,}.")
+    else:
+        words = "Three learned maps of the same tokens: W is stored out × in (nn.Linear), so X·Wᵀ."
+    bottom_note(c, "note", words)
+
+
+def build_output(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    k = linear_k(ctx)
+    col = columns(ctx, k)
+    sD, sT = style.side(cfg.d_model, k), style.side(cfg.T, k)
+    cy = row_centres(ctx, row_heights(ctx, k, ["T"]))[0]
+    c.tensor("merged", ctx.plan.stage("merge").tensor("merged"), QRectF(col.x_src, cy - sT / 2, sD, sT),
+             rows=["T"], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
+             caption_room=(col.x_src - left_width(ctx) + style.GAP, col.x_src + sD + OP_W - 24))
+    _weight_row(c, col, cy, name="O", out_dim="D", result_key="Y",
+                result_spec=ctx.plan.stage("output").tensor("Y"), rows_dim="T", origin="merged")
+    bottom_note(c, "note", f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}: "
+                            "the same shape as the input, ready for the next layer.")
+
+
+# view ------------------------------------------------------------------------------------
+def head_slices(count: int, width: float) -> list[tuple[int | None, float, float]]:
+    """(head, x offset, width) of the slices drawn across a block of this width;
+    head None is the '…' gap standing for the heads not drawn."""
+    if count * MIN_SLICE <= width or count <= style.MAX_HEADS_SHOWN:
+        w = width / count
+        return [(i, i * w, w) for i in range(count)]
+    w = width / 7  # three slices, a gap three slices wide, the last slice
+    return [(0, 0, w), (1, w, w), (2, 2 * w, w), (None, 3 * w, 3 * w), (count - 1, 6 * w, w)]
+
+
+def slice_items(c: Composer, key: str, rect: QRectF, count: int, *, grouped_by: int | None) -> None:
+    """Head boundaries drawn over a block: h0, h1, … (coloured by key/value group
+    when ``grouped_by`` query heads share one)."""
+    for head, x, w in head_slices(count, rect.width()):
+        if head is None:
+            c.text(f"{key}.more", f"… {count:,}", rect.x() + x + w / 2, rect.center().y(), "c",
+                   points=style.LABEL_PT, bold=True, color=style.MUTED)
+            continue
+        group = None if grouped_by is None else head // grouped_by
+        tint = style.SLICE_TINTS[head % 2]
+        color = style.group_color(group) if group is not None else style.INK
+        item = BlockItem(f"{key}.h{head}", w, rect.height(), fill=tint, top=style.dim_qcolor("d_k"),
+                         tag=f"h{head}", tag_color=color,
+                         outline=color if group is not None else style.MUTED)
+        c.add(item, rect.x() + x, rect.y())
+
+
+def build_view(c: Composer) -> None:
+    ctx, cfg = c.ctx, c.ctx.config
+    stage, before = ctx.plan.stage("view"), ctx.plan.stage("project")
+    col, centres = project_layout(ctx)
+    k = col.k
+    shared = cfg.Hkv != cfg.H
+    kv_heads = "Hkv"
+    for row, (name, rows_dim, heads_dim) in enumerate(
+            [("Q", "T", "H"), ("K", "S", kv_heads), ("V", "S", kv_heads)]):
+        spec = stage.tensor(name)
+        w = style.side(before.tensor(name).shape[-1], k)
+        h = style.side(ctx.plan.dims[rows_dim], k)
+        rect = QRectF(col.x_out, centres[row] - h / 2, w, h)
+        c.tensor(name, spec, rect, rows=[rows_dim], cols=[heads_dim, "d_k"], depth=["B"],
+                 fill=style.RESULT_FILL)
+        if name == "Q":
+            slice_items(c, name, rect, cfg.H, grouped_by=cfg.group_size if shared else None)
+        else:
+            slice_items(c, name, rect, cfg.Hkv, grouped_by=1 if shared else None)
+    q0, q1 = before.tensor("Q").shape, stage.tensor("Q").shape
+    k0, k1 = before.tensor("K").shape, stage.tensor("K").shape
+    lines = [
+        "<b>No data moves.</b>",
+        f"The same memory is read as {cfg.H} heads of d_k = {cfg.d_k}.",
+        "",
+        f"Q&nbsp;&nbsp;&nbsp;{style.shape_text(q0)}&nbsp;&nbsp;→&nbsp;&nbsp;{style.shape_text(q1)}",
+        f"K, V&nbsp;&nbsp;&nbsp;{style.shape_text(k0)}&nbsp;&nbsp;→&nbsp;&nbsp;{style.shape_text(k1)}",
+    ]
+    left_room = col.x_out - left_width(ctx) - 2 * style.MARGIN
+    c.note("view.words", "<br>".join(lines), style.MARGIN, sum(centres) / 3, left_room, "cl",
+           points=20, html=True)
+    bottom_note(c, "note", "view() only changes the shape: every number stays where it was in memory.")
