@@ -80,7 +80,8 @@ class StageMaps:
         if self.col_kind == "key":
             where += f" → key '{self.col_labels[col]}' ({col})"
         elif self.d_k and len(self.column_lines):
-            where += f", dim {col} (head {col // self.d_k}, d_k index {col % self.d_k})"
+            owner = "kv head" if self.value_name in ("K", "V") else "head"
+            where += f", dim {col} ({owner} {col // self.d_k}, d_k index {col % self.d_k})"
         else:
             where += f", dim {col}"
         shown = "masked (−∞)" if np.isnan(value) else str(np.float32(value))

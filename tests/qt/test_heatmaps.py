@@ -258,3 +258,12 @@ def test_moving_the_window_recomputes_exact_rows(make_panel, qtbot):
     scores = ctrl.trace.tensors["scores"]["scores"][0]
     np.testing.assert_array_equal(panel.image_items[1].image, scores[1])
     assert panel.hover_text(1, 300, 7).startswith("head 1 · query 't300' (300) → key 't7' (7)")
+
+
+def test_hover_on_merged_columns_names_the_head(make_panel):
+    panel = make_panel()  # d_k 16
+    panel.controller.set_stage("merge")
+    assert ", dim 37 (head 2, d_k index 5) · merged " in panel.hover_text(0, 1, 37)
+    panel.controller.set_stage("project")
+    panel.tensor_combo.setCurrentText("K")
+    assert "(kv head 1, d_k index 0)" in panel.hover_text(0, 0, 16)
