@@ -22,8 +22,6 @@ TOTAL_SCALE = 1.35
 QUADRATIC_STYLE = "color: #A33F00;"  # T's vermillion, darkened to read on white
 SAVING_STYLE = "color: #00603F;"  # H's green, darkened to read on white
 
-COLUMNS = ("name", "formula", "numbers", "count")
-
 
 def _label(name: str, tip: str = "", align_right: bool = False) -> QLabel:
     label = QLabel()
@@ -48,6 +46,11 @@ def count_text(n: int) -> str:
     return f"{n:,}"
 
 
+def unbroken(text: str) -> str:
+    """Non-breaking spaces: a formula wraps as a whole, never inside itself."""
+    return text.replace(" ", "\u00a0")
+
+
 class ParamsPanel(QWidget):
     """Weights, total, the one-head and full-MHA comparisons, KV cache and attention memory."""
 
@@ -61,6 +64,8 @@ class ParamsPanel(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # fit the width, wrapping formulas, so the counts on the right are never cut off
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(content)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -69,23 +74,25 @@ class ParamsPanel(QWidget):
         grid.setContentsMargins(10, 8, 10, 8)
         grid.setHorizontalSpacing(14)
         grid.setVerticalSpacing(4)
-        grid.setColumnStretch(2, 1)  # a gap before the counts, not between formula and numbers
+        grid.setColumnStretch(1, 1)
         self._grid = grid
         self._headers: list[QLabel] = []
         self._totals: list[QLabel] = []
         row = 0
 
         row = self._header("Parameters", row)
-        self.term_labels: list[tuple[QLabel, QLabel, QLabel, QLabel]] = []
+        # (name, "formula = numbers", count) per weight; the middle wraps only at "="
+        self.term_labels: list[tuple[QLabel, QLabel, QLabel]] = []
         for i in range(MAX_TERMS):
-            labels = (_label(f"term_{i}_name"), _label(f"term_{i}_formula", "in symbols"),
-                      _label(f"term_{i}_numbers", "with this configuration's numbers"),
+            labels = (_label(f"term_{i}_name"),
+                      _label(f"term_{i}_formula", "in symbols = with this configuration's numbers"),
                       _label(f"term_{i}_count", "parameters", align_right=True))
+            labels[1].setWordWrap(True)
             for col, label in enumerate(labels):
                 grid.addWidget(label, row, col)
             self.term_labels.append(labels)
             row += 1
-        grid.addWidget(_rule(), row, 0, 1, 4)
+        grid.addWidget(_rule(), row, 0, 1, 3)
         row += 1
 
         total_name = _label("total_name")
@@ -95,19 +102,19 @@ class ParamsPanel(QWidget):
         self.total_compact_label = _label("total_compact", "the total, rounded", align_right=True)
         self.total_label = _label("total", "all parameters of the layer", align_right=True)
         grid.addWidget(total_name, row, 0)
-        grid.addWidget(self.total_formula_label, row, 1, 1, 2)  # room for the GQA formula
-        grid.addWidget(self.total_label, row, 3)
+        grid.addWidget(self.total_formula_label, row, 1)
+        grid.addWidget(self.total_label, row, 2)
         row += 1
-        grid.addWidget(self.total_compact_label, row, 3)
+        grid.addWidget(self.total_compact_label, row, 1, 1, 2)
         self._totals += [total_name, self.total_label]
         row += 1
 
         _, self.one_head_note, self.one_head_label, row = self._line(
-            "one head (H = 1, same D)", "one_head",
-            "the same layer with a single head of width D: the head count does not change "
-            "the weights", row)
+            "one head", "one_head",
+            "the same layer (same D) with a single head of width D: the head count does not "
+            "change the weights", row)
         self.mha_title, self.mha_note, self.mha_label, row = self._line(
-            "full MHA (Hkv = H)", "mha", "the same layer with a key/value head per query head",
+            "full MHA", "mha", "the same layer with a key/value head per query head",
             row)
         self.saving_title, self.saving_note, self.saving_label, row = self._line(
             "saving", "saving", "parameters saved by sharing key/value heads", row)
@@ -139,19 +146,20 @@ class ParamsPanel(QWidget):
     def _header(self, text: str, row: int) -> int:
         label = QLabel(text)
         self._headers.append(label)
-        self._grid.addWidget(label, row, 0, 1, 4)
+        self._grid.addWidget(label, row, 0, 1, 3)
         return row + 1
 
     def _line(self, name: str, key: str, tip: str, row: int) -> tuple[QLabel, QLabel, QLabel, int]:
         """A row: its name, a note (formula with numbers) and the value on the right."""
         title = _label(f"{key}_name", tip)
         title.setText(name)
+        title.setWordWrap(True)
         note = _label(f"{key}_note", tip)
         note.setWordWrap(True)
         value = _label(key, tip, align_right=True)
         self._grid.addWidget(title, row, 0)
-        self._grid.addWidget(note, row, 1, 1, 2)
-        self._grid.addWidget(value, row, 3)
+        self._grid.addWidget(note, row, 1)
+        self._grid.addWidget(value, row, 2)
         return title, note, value, row + 1
 
     def _apply_type(self) -> None:
@@ -183,9 +191,8 @@ class ParamsPanel(QWidget):
             if shown:
                 term = params.terms[i]
                 labels[0].setText(term.name)
-                labels[1].setText(term.formula)
-                labels[2].setText(f"= {term.numbers}")
-                labels[3].setText(f"= {count_text(term.count)}")
+                labels[1].setText(f"{unbroken(term.formula)} = {unbroken(term.numbers)}")
+                labels[2].setText(count_text(term.count))
         self.total_formula_label.setText(params.total_formula)
         self.total_compact_label.setText(f"≈ {format_count(params.total)} parameters")
         self.total_label.setText(count_text(params.total))
