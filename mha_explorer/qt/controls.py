@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QButtonGroup, QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QLabel,
     QLineEdit, QPushButton, QScrollArea, QSizePolicy, QSpinBox, QToolButton, QVBoxLayout,
@@ -97,12 +97,27 @@ def _spin(name: str, tip: str, maximum: int, minimum: int = 1) -> QSpinBox:
     return _describe(spin, name, tip)
 
 
+class SpaceKeepsFocus(QObject):
+    """Lets a focused check box, button or combo take Space for itself.
+
+    The main window binds Space to play/pause; without this a person tabbing
+    through the form could never tick "causal" or open a list with the keyboard.
+    """
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (event.type() == QEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Space
+                and event.modifiers() == Qt.KeyboardModifier.NoModifier):
+            event.accept()  # the widget's own key handling wins over the shortcut
+        return False
+
+
 class FieldBox(QWidget):
     """One form field: its controls, then room for an inline error and its fixes."""
 
     def __init__(self, field: str, *rows: list[QWidget], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.field = field
+        self.space_filter: QObject | None = None  # given to the suggestion buttons
         self.first_control = rows[0][0] if rows else None  # the form label's buddy
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -144,6 +159,8 @@ class FieldBox(QWidget):
             button.setObjectName(suggestion_name(suggestion))
             _describe(button, f"Apply {text}", f"Apply this fix: {text}")
             button.clicked.connect(lambda _=False, s=suggestion: on_pick(s))
+            if self.space_filter is not None:
+                button.installEventFilter(self.space_filter)
             self._grid.addWidget(button, i // SUGGESTION_COLUMNS, i % SUGGESTION_COLUMNS)
             self.suggestion_buttons.append(button)
         self.suggestion_area.setVisible(bool(suggestions))
@@ -322,6 +339,13 @@ class ControlsPanel(QWidget):
             form.addRow(label, self.boxes[key])
         scroll.setMinimumWidth(form_widget.minimumSizeHint().width()
                                + scroll.verticalScrollBar().sizeHint().width())
+
+        self._space_filter = SpaceKeepsFocus(self)
+        for kind in (QCheckBox, QToolButton, QComboBox):
+            for widget in form_widget.findChildren(kind):
+                widget.installEventFilter(self._space_filter)
+        for box in self.boxes.values():
+            box.space_filter = self._space_filter
 
     def _connect(self) -> None:
         self.preset_combo.currentIndexChanged.connect(self._on_preset)

@@ -10,8 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractButton, QComboBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QWidget,
+    QAbstractButton, QApplication, QComboBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox,
+    QWidget,
 )
 
 from mha_explorer.core.presets import PRESETS
@@ -61,6 +63,11 @@ def test_typing_d_model_and_heads_changes_the_shapes(qtbot, ui):
 
     type_into(qtbot, ui.controls.batch_spin, "3")
     assert shape(ui, "input", "X") == "3 × 6 × 128"
+
+    # "409" on the way to 4096 is invalid for 8 heads; the finished number is not
+    type_into(qtbot, ui.controls.d_model_spin, "4096")
+    assert ui.ctrl.config.d_model == 4096 and ui.controls.suggestion_buttons() == []
+    assert shape(ui, "view", "Q") == "3 × 6 × 8 × 512"
 
 
 def test_invalid_heads_are_explained_beside_heads_and_one_click_fixes_them(qtbot, ui):
@@ -266,3 +273,20 @@ def test_gqa_default_keeps_a_valid_count_or_picks_about_a_quarter():
     assert gqa_default(32, 32) == 8
     assert gqa_default(8, 8) == 2
     assert gqa_default(71, 71) == 2  # prime: no count fits, validation will say so
+
+
+def test_space_ticks_a_focused_check_box_rather_than_playing(qtbot, ui):
+    # the main window binds Space to play/pause; a focused control keeps it
+    play = QAction("play", ui.host)
+    play.setShortcut(QKeySequence(Qt.Key.Key_Space))
+    play.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    ui.host.addAction(play)
+    triggered = []
+    play.triggered.connect(lambda: triggered.append(True))
+    ui.host.activateWindow()
+    qtbot.waitUntil(ui.host.isActiveWindow)
+
+    ui.controls.bias_check.setFocus()
+    qtbot.waitUntil(ui.controls.bias_check.hasFocus)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
+    assert ui.ctrl.config.bias is False and triggered == []
