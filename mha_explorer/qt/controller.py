@@ -56,7 +56,8 @@ class Controller(QObject):
         self._last_seconds: float | None = None
 
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
-        self._debounce.timeout.connect(self._send_request)
+        self._debounce.timeout.connect(self._on_debounce)
+        self._pending = False
         self._play = QTimer(self)
         self._play.timeout.connect(self._advance)
 
@@ -165,15 +166,25 @@ class Controller(QObject):
         return self._last_seconds
 
     def request_compute(self, immediate: bool = False) -> None:
+        """Compute the current config: at once when the worker is idle and no edit
+        came in the last DEBOUNCE_MS, else once the edits pause (a trailing debounce),
+        so a single edit is fast and a dragged slider does not queue a run per step."""
         self._request_id += 1
         self._worker.supersede(self._request_id)  # cancels a run in flight
         if not self._started:
             return
-        if immediate:
-            self._debounce.stop()
+        quiet = not self._debounce.isActive() and not self._computing
+        if immediate or quiet:
+            self._pending = False
             self._send_request()
         else:
-            self._debounce.start()
+            self._pending = True
+        self._debounce.start()
+
+    def _on_debounce(self) -> None:
+        if self._pending:
+            self._pending = False
+            self._send_request()
 
     def _send_request(self) -> None:
         self._computing = True
@@ -208,6 +219,7 @@ class Controller(QObject):
     def cancel(self) -> None:
         """Stop the run in flight; the last trace stays on screen."""
         self._debounce.stop()
+        self._pending = False
         self._request_id += 1
         self._worker.supersede(self._request_id)
         self._computing = False
