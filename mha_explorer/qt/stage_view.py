@@ -15,6 +15,9 @@ from .code_panel import CodePanel
 from .diagram import StageDiagram
 
 TITLE_PT, FORMULA_PT, TEXT_PT, SMALL_PT = 26, 20, 15, 14
+COMPACT_TITLE_PT = 20
+COMPACT_BELOW = 1300  # narrower than this, the header moves above the diagram
+CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 
 
 def _si(n: int) -> str:
@@ -43,12 +46,20 @@ def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -
 
 
 class StageView(QWidget):
-    """``diagram`` (StageDiagram), ``code_panel`` (CodePanel) and the text labels
-    ``title``, ``formula``, ``explanation``, ``notes`` and ``costs``."""
+    """``diagram`` (StageDiagram), ``code_panel`` (CodePanel), the labels ``counter``,
+    ``title``, ``formula``, ``explanation`` and ``costs`` (together ``header``), and
+    the ``splitter`` between the diagram and the text.
+
+    Wide (a full screen): the header and the code share a column beside the
+    diagram. Compact (a window's centre between docks): the header spans the
+    top and only the code sits beside the diagram, so the diagram keeps room.
+    """
 
     def __init__(self, controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
+        self._compact: bool | None = None
+        self._sized = False
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -61,23 +72,28 @@ class StageView(QWidget):
         for quiet in (self.counter, self.costs):
             quiet.setStyleSheet("color: #4A4A4A;")
 
-        side = QWidget(self)
-        column = QVBoxLayout(side)
-        column.setContentsMargins(16, 12, 12, 12)
-        column.setSpacing(10)
+        self.header = QWidget(self)
+        header = QVBoxLayout(self.header)
+        header.setContentsMargins(16, 10, 12, 6)
+        header.setSpacing(8)
         for widget in (self.counter, self.title, self.formula, self.explanation, self.costs):
-            column.addWidget(widget)
-        column.addWidget(self.code_panel, 1)
+            header.addWidget(widget)
+
+        side = QWidget(self)
+        self._side = QVBoxLayout(side)
+        self._side.setContentsMargins(0, 0, 12, 12)
+        self._side.setSpacing(4)
+        self._side.addWidget(self.code_panel, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.diagram)
         self.splitter.addWidget(side)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.splitter)
+        self._outer = QVBoxLayout(self)
+        self._outer.setContentsMargins(0, 0, 0, 0)
+        self._outer.setSpacing(0)
+        self._outer.addWidget(self.splitter, 1)
+        self._set_compact(False)
 
         controller.stage_changed.connect(self._show_text)
         controller.config_changed.connect(self._show_text)
@@ -94,6 +110,10 @@ class StageView(QWidget):
     def is_animating(self) -> bool:
         return self.diagram.is_animating()
 
+    @property
+    def compact(self) -> bool:
+        return bool(self._compact)
+
     # rendering ---------------------------------------------------------------------------
     def _show_text(self, *_args) -> None:
         c = self._controller
@@ -106,9 +126,27 @@ class StageView(QWidget):
         self.costs.setText(f"{_si(stage.flops)} FLOPs  ·  {memory}" if stage.flops
                            else f"no arithmetic  ·  {memory}")
 
+    def _set_compact(self, compact: bool) -> None:
+        """Move the header above everything (compact) or beside the diagram (wide)."""
+        if compact == self._compact:
+            return
+        self._compact = compact
+        if compact:
+            self._side.removeWidget(self.header)
+            self._outer.insertWidget(0, self.header)
+        else:
+            self._outer.removeWidget(self.header)
+            self._side.insertWidget(0, self.header)
+        title, text = (COMPACT_TITLE_PT, SMALL_PT) if compact else (TITLE_PT, TEXT_PT)
+        self.title.setFont(style.font(title, bold=True))
+        self.explanation.setFont(style.font(text))
+        self._sized = False  # share the width again for the new arrangement
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if not event.oldSize().isValid() or event.oldSize().width() <= 0:
-            # first real size: 60 % diagram, 40 % text and code
-            w = max(1, self.width())
-            self.splitter.setSizes([int(w * 0.6), w - int(w * 0.6)])
+        self._set_compact(self.width() < COMPACT_BELOW)
+        if not self._sized and self.width() > 0:
+            self._sized = True
+            w = self.width()
+            share = CODE_SHARE_COMPACT if self._compact else CODE_SHARE_WIDE
+            self.splitter.setSizes([w - int(w * share), int(w * share)])

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from PySide6.QtCore import QPoint
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan import STAGE_IDS
@@ -209,3 +210,18 @@ def test_the_view_modules_do_not_import_torch():
     code = ("import sys; import mha_explorer.qt.stage_view; "
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_header_moves_above_the_diagram_when_the_view_is_narrow(qtbot, controller):
+    def top_left(widget):
+        return widget.mapTo(view, QPoint(0, 0))
+
+    view = _view(qtbot, controller, size=SCREEN)
+    assert not view.compact
+    assert top_left(view.header).x() >= view.diagram.width()  # beside the diagram
+    view.resize(1000, 700)
+    qtbot.waitUntil(lambda: view.compact)
+    qtbot.waitUntil(lambda: top_left(view.diagram).y() >= view.header.height())  # above it
+    assert view.diagram.width() > view.code_panel.width()
+    view.resize(*SCREEN)
+    qtbot.waitUntil(lambda: not view.compact)
