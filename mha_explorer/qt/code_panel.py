@@ -64,9 +64,10 @@ class CodePanel(QPlainTextEdit):
         self.setObjectName("codePanel")
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
-        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrow keys stay with the stage stepper
+        # selectable with the mouse (to copy into a notebook), but never focused: a
+        # focused text edit would take the arrow keys the teacher steps stages with
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(CODE_PT)
         self.setFont(font)
