@@ -94,7 +94,9 @@ def build_transpose(c: Composer) -> None:
     unit_w = _card_units(cfg.H) * style.units(cfg.d_k)
     fixed_h = 2 * style.MARGIN + 3 * (top_space() + bottom_space()) + 2 * ROW_GAP + NOTE_H
     unit_h = style.units(cfg.T) + 2 * style.units(cfg.S)
-    k = max(2.0, min(linear_k(ctx), (ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h))
+    # cards may grow past the project stage's scale: they are narrower than D
+    k = max(2.0, min(linear_k(ctx) * 1.5, (ctx.width - fixed_w) / unit_w,
+                     (ctx.height - fixed_h) / unit_h))
     card_w = style.side(cfg.d_k, k)
     heights = [style.side(cfg.T, k), style.side(cfg.S, k), style.side(cfg.S, k)]
     centres = row_centres(ctx, heights)
@@ -133,15 +135,22 @@ def _copy_words(copies: bool) -> str:
             else "↓  .transpose(1, 2): already contiguous, no copy")
 
 
+def merged_gap(card_w: float) -> float:
+    """Width the heads not drawn take in the merged block: wide enough to read
+    as 'more heads here', not as one thin head."""
+    return max(ELLIPSIS_W, 0.75 * card_w)
+
+
 def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float) -> None:
     """The merged block as the shown head cards laid edge to edge ('…' for the
     rest), each slice growing out of its card, so the eye sees the heads join."""
     x = rect.x()
+    gap = merged_gap(card_w)
     for head in style.shown_heads(count):
         if head is None:
-            c.text("M.more", "…", x + ELLIPSIS_W / 2, rect.center().y(), "c",
+            c.text("M.more", "…", x + gap / 2, rect.center().y(), "c",
                    points=style.OPERATOR_PT, color=style.MUTED)
-            x += ELLIPSIS_W
+            x += gap
             continue
         c.add(BlockItem(f"M.h{head}", card_w, rect.height(), fill=style.SLICE_TINTS[head % 2],
                         left=style.dim_qcolor("T") if head == 0 else None,
@@ -161,22 +170,23 @@ def build_merge(c: Composer) -> None:
     fixed_w = 2 * style.MARGIN + left + (slots - 1) * CARD_GAP + ELLIPSIS_W
     fixed_h = 2 * style.MARGIN + 2 * (top_space() + bottom_space()) + middle + NOTE_H
     # the cards may be larger than in transpose: this stage has two rows, not three
+    cards = _card_units(cfg.H)
+    gap_units = 0.75 if cards < cfg.H else 0.0  # the merged block's '…' slot
     k = max(2.0, min(linear_k(ctx) * 1.5,
-                     (ctx.width - fixed_w) / (_card_units(cfg.H) * style.units(cfg.d_k)),
+                     (ctx.width - fixed_w) / ((cards + gap_units) * style.units(cfg.d_k)),
                      (ctx.height - fixed_h) / (2 * style.units(cfg.T))))
     card_w, sT = style.side(cfg.d_k, k), style.side(cfg.T, k)
     rows_h = 2 * (top_space() + sT + bottom_space()) + middle
     top = style.MARGIN + max(0.0, (ctx.height - NOTE_H - 2 * style.MARGIN - rows_h) / 2)
     cy_deck = top + top_space() + sT / 2
     cy_merged = cy_deck + sT / 2 + bottom_space() + middle + top_space() + sT / 2
-    deck_w = deck_width(cfg.H, card_w)
-    x0 = max(style.MARGIN, (ctx.width - left - deck_w) / 2) + left
+    merged_w = cards * card_w + (merged_gap(card_w) if cards < cfg.H else 0)
+    content_w = max(deck_width(cfg.H, card_w), merged_w)
+    x0 = max(style.MARGIN, (ctx.width - left - content_w) / 2) + left
     deck(c, "C", cfg.H, x0, cy_deck, card_w, sT, rows_dim="T", heads_dim="H",
          caption=f"context  {style.shape_text(back.shape)}", grouped_by=None)
     c.text("merge.arrow", _copy_words(copies), x0, cy_deck + sT / 2 + bottom_space() + style.GAP,
            "tl", bold=True, color=QColor(COPY_RED) if copies else style.MUTED)
-    cards = sum(1 for h in style.shown_heads(cfg.H) if h is not None)
-    merged_w = cards * card_w + (ELLIPSIS_W if None in style.shown_heads(cfg.H) else 0)
     rect = QRectF(x0, cy_merged - sT / 2, merged_w, sT)
     c.tensor("merged", merged, rect, rows=["T"], cols=["D"], depth=["B"], fill=style.RESULT_FILL)
     joined_slices(c, rect, cfg.H, card_w)
