@@ -160,14 +160,22 @@ class MHAConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(unknown[0], f"unknown setting '{unknown[0]}'")
+            raise ConfigError(unknown[0], f"unknown setting {unknown[0]!r}")
         data = dict(data)
         if data.get("tokens") is not None:
             tokens = data["tokens"]
-            if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
+            if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
                 raise ConfigError("tokens", "tokens must be a list of words")
             data["tokens"] = tuple(tokens)
         return cls(**data)
+
+
+def _show_int(value: int) -> str:
+    """12,345 -- or 'about 10^5000' for a number too long to print usefully (or at all)."""
+    if abs(value).bit_length() > 100:
+        sign = "-" if value < 0 else ""
+        return f"{sign}about 10^{int(abs(value).bit_length() * 0.30103)}"
+    return f"{value:,}"
 
 
 def _check_int(name: str, value: Any, minimum: int = 1) -> None:
@@ -177,9 +185,9 @@ def _check_int(name: str, value: Any, minimum: int = 1) -> None:
     cap = CAPS[name]
     if value < minimum:
         kind = "a positive whole number" if minimum == 1 else f"at least {minimum}"
-        raise ConfigError(name, f"{label} must be {kind}, got {value}", [{name: minimum}])
+        raise ConfigError(name, f"{label} must be {kind}, got {_show_int(value)}", [{name: minimum}])
     if value > cap:
-        raise ConfigError(name, f"{label} {value:,} is above the cap of {cap:,}", [{name: cap}])
+        raise ConfigError(name, f"{label} {_show_int(value)} is above the cap of {cap:,}", [{name: cap}])
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:

@@ -44,9 +44,10 @@ def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
 def run_app(args: argparse.Namespace) -> int:
     from ..cli import config_from_args
 
-    app = application()
+    # flags are checked before Qt opens a display, so a typo is one line on stderr
     prefs = Preferences(args.settings)
     config = config_from_args(args, prefs.load_config() or MHAConfig())
+    app = application()
     window = build_window(config, prefs, stage=args.stage)
     window.show()
     if getattr(args, "present", False) and hasattr(window, "set_presentation"):

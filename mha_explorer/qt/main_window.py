@@ -49,7 +49,7 @@ class MainWindow(QMainWindow):
         self._dock("controls", "Configuration", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("heatmaps", "Heads", self.heatmaps, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("params", "Parameters & memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("params", "Parameters && memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
 
         self.actions: dict[str, QAction] = {}
         self._build_menus()
@@ -76,11 +76,17 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             dock.setFloating(False)
             dock.show()
+        shapes, params = self.docks["shapes"], self.docks["params"]
+        if w < 1600:
+            # a small screen: shapes and parameters share the bottom as tabs
+            self.tabifyDockWidget(shapes, params)
+            shapes.raise_()
+        else:
+            self.splitDockWidget(shapes, params, Qt.Orientation.Horizontal)
+            self.resizeDocks([shapes, params], [int(w * 0.55), int(w * 0.25)], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["controls"]], [max(300, w // 5)], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["heatmaps"]], [int(w * 0.30)], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["shapes"]], [int(h * 0.28)], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["shapes"], self.docks["params"]],
-                         [int(w * 0.55), int(w * 0.25)], Qt.Orientation.Horizontal)
+        self.resizeDocks([shapes], [int(h * 0.28)], Qt.Orientation.Vertical)
 
     def sizeHint(self) -> QSize:
         return QSize(1280, 720)

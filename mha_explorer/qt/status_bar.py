@@ -127,7 +127,8 @@ class StatusBarView(QWidget):
         self.device_label.setText(f"device: {trace.device}")
         mode = "" if trace.mode == "full" else f" ({trace.mode})"
         self.time_label.setText(f"computed in {format_seconds(trace.seconds)}{mode}")
-        self._set_message("", NEUTRAL_STYLE)
+        # the engine's notes: a GPU fallback, masked rows, the shown window, the mask alignment
+        self._set_message(" · ".join(trace.notes), NEUTRAL_STYLE)
 
     def _show_failure(self, message: str) -> None:
         self._hide_progress()

@@ -295,10 +295,8 @@ def test_from_dict_only_raises_config_error(data):
         assert MHAConfig.from_dict(c.to_dict()) == c
 
 
-# --- known gaps in config.py (reported; each xfail turns into a failure once fixed) --
+# --- edge cases that once escaped as other exceptions -------------------------------
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="config.py from_dict iterates tokens before checking it is a list")
 @pytest.mark.parametrize("value", [5, 1.5, True])
 def test_from_dict_tokens_that_are_not_a_list(value):
     with pytest.raises(ConfigError) as info:
@@ -306,16 +304,12 @@ def test_from_dict_tokens_that_are_not_a_list(value):
     assert info.value.field == "tokens"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="config.py from_dict quotes an unknown key with '...' rather than repr")
 def test_unknown_key_with_a_line_break_is_still_one_line():
     with pytest.raises(ConfigError) as info:
         MHAConfig.from_dict({"a\nb": 1})
     check_config_error(info.value, allowed=("a\nb",))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="config.py formats the value with ':,' which Python refuses past 4300 digits")
 @pytest.mark.parametrize("field", ["d_model", "seed"])
 def test_huge_ints_are_a_config_error(field):
     with pytest.raises(ConfigError) as info:
