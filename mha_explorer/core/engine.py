@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from .config import MHAConfig
 from .memory import Estimate, MemoryBudgetError, default_budget, estimate
-from .plan import STAGE_IDS, causal_note
+from .plan import STAGE_IDS, causal_note, causal_offset
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 WEIGHT_STD = 1.0  # times 1/sqrt(D): scores of order 1, so the maps show structure
@@ -134,8 +134,7 @@ def visible_keys(cfg: MHAConfig, rows: slice | None = None) -> torch.Tensor | No
     if not cfg.causal:
         return None
     T, S = cfg.T, cfg.S
-    offset = S - T if cfg.causal_alignment == "bottom-right" else 0
-    allowed = torch.ones(T, S, dtype=torch.bool).tril(diagonal=offset)
+    allowed = torch.ones(T, S, dtype=torch.bool).tril(diagonal=causal_offset(cfg))
     return allowed if rows is None else allowed[rows]
 
 

@@ -311,13 +311,22 @@ def build_plan(cfg: MHAConfig) -> Plan:
     return Plan(cfg, tuple(stages), params, memory, dims)
 
 
+def causal_offset(cfg: MHAConfig) -> int:
+    """Query i may see keys 0..i+offset: 0 top-left (torch's is_causal), S-T bottom-right."""
+    return cfg.S - cfg.T if cfg.causal_alignment == "bottom-right" else 0
+
+
 def causal_note(cfg: MHAConfig) -> str:
     if cfg.T == cfg.S:
         return "causal: query i sees keys 0..i"
     if cfg.causal_alignment == "top-left":
         return "causal, top-left aligned (as torch is_causal): query i sees keys 0..i"
-    return (f"causal, bottom-right aligned (as in decoding with a cache): query i sees keys "
-            f"0..i+{cfg.S - cfg.T}")
+    offset = causal_offset(cfg)
+    sees = f"0..i+{offset}" if offset > 0 else f"0..i−{-offset}"
+    note = f"causal, bottom-right aligned (as when decoding with a cache): query i sees keys {sees}"
+    if offset < 0:
+        note += f"; rows 0..{-offset - 1} see no key"
+    return note
 
 
 def _param_terms(D: int, kvD: int, shared_kv: bool, bias: bool) -> list[ParamTerm]:

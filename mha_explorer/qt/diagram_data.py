@@ -11,6 +11,7 @@ import numpy as np
 from PySide6.QtGui import QImage
 
 from ..core.config import MHAConfig
+from ..core.plan import causal_offset
 
 MAX_CELLS = 64  # above this many rows or columns, cells are too small to colour one by one
 
@@ -47,7 +48,7 @@ def hidden_from(cfg: MHAConfig) -> list[int] | None:
     """
     if not cfg.causal:
         return None
-    offset = cfg.S - cfg.T if cfg.causal_alignment == "bottom-right" else 0
+    offset = causal_offset(cfg)
     return [min(cfg.S, max(0, i + offset + 1)) for i in range(cfg.T)]
 
 
