@@ -248,6 +248,8 @@ def _run_on(cfg, device, budget_bytes, show_batch, show_rows_from, mode, cancel,
     start = time.perf_counter()
 
     for bs in batches:
+        if cancel is not None and cancel():  # also before each batch element's projections
+            raise Cancelled()
         keep = full or bs.start == show_batch
         pairs = [make_inputs(cfg, b) for b in bs]
         x = torch.stack([p[0] for p in pairs]).to(device, dtype)  # [nb, T, D]
