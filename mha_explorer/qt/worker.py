@@ -87,7 +87,7 @@ class ComputeWorker(QObject):
         except ConfigError as exc:
             self.failed.emit(request.id, exc.message)
         except Exception as exc:  # noqa: BLE001 - every fault becomes a message
-            if type(exc).__name__ == "Cancelled":
+            if self._engine is not None and isinstance(exc, self._engine.Cancelled):
                 self.cancelled.emit(request.id)
             else:
                 self.failed.emit(request.id, f"{type(exc).__name__}: {exc}")
