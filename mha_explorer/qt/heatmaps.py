@@ -47,6 +47,9 @@ def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_
     return max(1, min(count, int((width + spacing) // (min_cell + spacing))))
 
 
+POOL_KEEP = 32  # cells kept beyond what is shown
+
+
 class HeatmapPanel(QWidget):
     """One map per head for the current stage and batch element.
 
@@ -254,6 +257,13 @@ class HeatmapPanel(QWidget):
             for cell in self._pool[count:]:
                 cell.hide()
                 cell.image.clear()  # drop the reference to an old trace's arrays
+            # keep a modest pool for stepping back and forth; free the rest so one
+            # visit to a many-head config does not hold its plots for the session
+            keep = max(count, POOL_KEEP)
+            for cell in self._pool[keep:]:
+                self._grid.removeWidget(cell)
+                cell.deleteLater()
+            del self._pool[keep:]
             self._shown = count
             self.bar_view.set_items(self.image_items)
             self._layout_grid(force=True)

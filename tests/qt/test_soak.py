@@ -15,7 +15,7 @@ import random
 
 import psutil
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 
 from mha_explorer.core.config import MHAConfig
@@ -103,6 +103,9 @@ def test_random_session_leaks_nothing(qtbot, tmp_path):
     for i in range(INTERACTIONS):
         rng.choice(actions)()
         QApplication.processEvents()
+        # what the running event loop does between events: widgets given
+        # deleteLater() are really deleted
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         if i == WARM_UP:
             qtbot.waitUntil(lambda: not ctrl.computing, timeout=60_000)
             gc.collect()
