@@ -27,16 +27,11 @@ KV_MODES = ("MHA", "GQA", "MQA")
 SEED_MAX = 2**31 - 1  # QSpinBox holds a C int; the config allows more, nobody needs it
 SUGGESTION_COLUMNS = 2
 
-ERROR_STYLE = ("color: #7A0010; background: #FDECEA; border-left: 4px solid #C62828; "
-               "padding: 4px 6px; font-weight: 600;")
-MODE_STYLE = ("QToolButton { padding: 4px 10px; border: 1px solid #5A6270; background: #F4F5F7;"
-              " color: #1B1F24; }"
-              "QToolButton:checked { background: #0072B2; color: white; font-weight: bold;"
-              " border-color: #004F7C; }"
-              "QToolButton:disabled { color: #8A8F98; }")
-
 # Where each config field's mistakes are explained (fields sharing a control row).
 ERROR_HOME = {"tokens": "sentence", "causal_alignment": "causal"}
+# Rows a projector audience does not need (precision, placement, randomness,
+# cross-attention): tucked away by set_advanced_visible(False) in presentation mode.
+ADVANCED_ROWS = ("kv_seq", "dtype", "device", "seed")
 
 
 def suggestion_text(suggestion: dict[str, Any]) -> str:
@@ -126,7 +121,9 @@ class FieldBox(QWidget):
             row = QHBoxLayout()
             row.setSpacing(6)
             for w in widgets:
-                row.addWidget(w)
+                # a check box keeps to the left even when its neighbour is tucked away
+                left = isinstance(w, QCheckBox) and len(widgets) > 1
+                row.addWidget(w, 0, Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag(0))
             if all(isinstance(w, (QCheckBox, QToolButton)) for w in widgets):
                 row.addStretch(1)  # buttons keep their own width, left-aligned
             layout.addLayout(row)
@@ -135,7 +132,7 @@ class FieldBox(QWidget):
         self.error_label.setObjectName(f"error_{field}")
         self.error_label.setAccessibleName(f"Problem with {FIELD_LABELS.get(field, field)}")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet(ERROR_STYLE)
+        self.error_label.setProperty("role", "error")  # coloured by the theme
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
         layout.addWidget(self.error_label)
@@ -188,6 +185,7 @@ class ControlsPanel(QWidget):
         self._editing = False  # set while one of our own edits is with the controller
         self._kv_mode = "MHA"
         self._last_fields: set[str] = set()  # what the person just edited: errors go there
+        self._advanced = True
         self._build()
         self._connect()
         self._sync(controller.config)
@@ -230,7 +228,7 @@ class ControlsPanel(QWidget):
             button.setText(mode)
             button.setCheckable(True)
             button.setObjectName(f"kv_mode_{mode}")
-            button.setStyleSheet(MODE_STYLE)
+            button.setProperty("segment", True)  # styled as one choice by the theme
             _describe(button, f"{mode} key/value heads", kv_tips[mode])
             self.kv_group.addButton(button, i)
             self.kv_buttons[mode] = button
@@ -337,8 +335,8 @@ class ControlsPanel(QWidget):
             label = QLabel(text)
             label.setBuddy(self.boxes[key].first_control)
             form.addRow(label, self.boxes[key])
-        scroll.setMinimumWidth(form_widget.minimumSizeHint().width()
-                               + scroll.verticalScrollBar().sizeHint().width())
+        self._form, self._form_widget = form, form_widget
+        self._fit_width()
 
         self._space_filter = SpaceKeepsFocus(self)
         for kind in (QCheckBox, QToolButton, QComboBox):
@@ -365,7 +363,51 @@ class ControlsPanel(QWidget):
         self.device_combo.currentTextChanged.connect(lambda t: self._edit(device=t))
         self.seed_spin.valueChanged.connect(lambda v: self._edit(seed=v))
 
+    def _fit_width(self) -> None:
+        """Never narrower than the form: the horizontal scroll bar is off, so a form
+        wider than the dock (larger type in presentation mode) would be cut off."""
+        self._form_widget.adjustSize()
+        self._scroll.setMinimumWidth(self._form_widget.minimumSizeHint().width()
+                                     + self._scroll.verticalScrollBar().sizeHint().width())
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        # larger type (presentation mode) or a style sheet's paddings (the theme)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._fit_width()
+
+    def showEvent(self, event) -> None:
+        self._fit_width()  # the children are polished by now: measure them as drawn
+        super().showEvent(event)
+
     # public -------------------------------------------------------------------------
+    @property
+    def advanced_visible(self) -> bool:
+        return self._advanced
+
+    def set_advanced_visible(self, visible: bool) -> None:
+        """Show or tuck away the rows a projector audience does not need: cross-attention
+        (S), dtype, device, seed, and the causal mask's alignment."""
+        self._advanced = bool(visible)
+        for key in ADVANCED_ROWS:
+            self._form.setRowVisible(self.boxes[key], self._advanced)
+        self.alignment_combo.setVisible(self._advanced)
+        self._fit_width()
+
+    @property
+    def labels_above(self) -> bool:
+        return self._form.rowWrapPolicy() == QFormLayout.RowWrapPolicy.WrapAllRows
+
+    def set_labels_above(self, above: bool) -> None:
+        """Each label above its control (a narrow, tall form: presentation mode's large
+        type then fits a side column) or beside it (the everyday form)."""
+        self._form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows if above
+                                    else QFormLayout.RowWrapPolicy.DontWrapRows)
+        self._form.setLabelAlignment((Qt.AlignmentFlag.AlignLeft if above
+                                      else Qt.AlignmentFlag.AlignRight)
+                                     | Qt.AlignmentFlag.AlignVCenter)
+        self._fit_width()
+
     def field_box(self, field: str) -> FieldBox:
         """The box that holds a config field's controls and explains its errors."""
         return self.boxes.get(ERROR_HOME.get(field, field), self.boxes["general"])
@@ -375,7 +417,10 @@ class ControlsPanel(QWidget):
         concerns it (the person is looking there), else beside the offending field."""
         related = {error.field} | {name for s in error.suggestions for name in s}
         edited = sorted(self._last_fields & related)
-        return self.field_box(edited[0] if edited else error.field)
+        box = self.field_box(edited[0] if edited else error.field)
+        if not self._advanced and box.field in {self.boxes[k].field for k in ADVANCED_ROWS}:
+            return self.boxes["general"]  # its row is tucked away: explain it at the top
+        return box
 
     def error_label(self, field: str) -> QLabel:
         return self.field_box(field).error_label

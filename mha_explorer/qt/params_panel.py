@@ -19,8 +19,6 @@ from .shapes_table import format_count
 MAX_TERMS = 8  # four weights and, with bias, four bias vectors
 TYPE_SCALE = 1.15  # the panel reads a little larger than the window's type
 TOTAL_SCALE = 1.35
-QUADRATIC_STYLE = "color: #A33F00;"  # T's vermillion, darkened to read on white
-SAVING_STYLE = "color: #00603F;"  # H's green, darkened to read on white
 
 
 def _label(name: str, tip: str = "", align_right: bool = False) -> QLabel:
@@ -38,7 +36,7 @@ def _rule() -> QFrame:
     line = QFrame()
     line.setFrameShape(QFrame.Shape.HLine)
     line.setFrameShadow(QFrame.Shadow.Plain)
-    line.setStyleSheet("color: #9AA0A8;")
+    line.setProperty("role", "rule")  # coloured by the theme
     return line
 
 
@@ -119,7 +117,7 @@ class ParamsPanel(QWidget):
         self.saving_title, self.saving_note, self.saving_label, row = self._line(
             "saving", "saving", "parameters saved by sharing key/value heads", row)
         for label in (self.saving_title, self.saving_note, self.saving_label):
-            label.setStyleSheet(SAVING_STYLE)
+            label.setProperty("tone", "saving")  # the theme colours it, in H's green
 
         row = self._header("Memory", row)
         _, self.kv_token_note, self.kv_token_label, row = self._line(
@@ -132,7 +130,7 @@ class ParamsPanel(QWidget):
             "attention matrix", "attention",
             "one T × S matrix per head and sequence: the term that grows quadratically", row)
         for label in (attention_title, self.attention_note, self.attention_label):
-            label.setStyleSheet(QUADRATIC_STYLE)
+            label.setProperty("tone", "quadratic")  # in T's vermillion
         _, self.weights_note, self.weights_label, row = self._line(
             "weights", "weights", "all parameters at this dtype", row)
         grid.setRowStretch(row, 1)

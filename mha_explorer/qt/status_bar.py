@@ -16,8 +16,14 @@ from ..core.memory import MemoryBudgetError, format_bytes
 from .controller import Controller
 
 PROGRESS_DELAY_MS = 300  # quick runs finish before the bar would flicker into view
-ERROR_STYLE = "color: #9B0012; font-weight: 600;"
-NEUTRAL_STYLE = ""
+ERROR_TONE, NEUTRAL_TONE = "error", ""  # the theme's style sheet colours an error tone
+
+
+def _set_tone(label: QLabel, tone: str) -> None:
+    if label.property("tone") != tone:
+        label.setProperty("tone", tone)
+        label.style().unpolish(label)  # re-read the style sheet for the new tone
+        label.style().polish(label)
 
 
 def format_seconds(seconds: float) -> str:
@@ -101,15 +107,15 @@ class StatusBarView(QWidget):
         except MemoryBudgetError as err:
             self.memory_label.setText(f"over budget: est. {format_bytes(err.needed)} of "
                                       f"{format_bytes(budget)} — not computed")
-            self.memory_label.setStyleSheet(ERROR_STYLE)
+            _set_tone(self.memory_label, ERROR_TONE)
             return
         self.memory_label.setText(f"est. {format_bytes(needed)} of {format_bytes(budget)} "
                                   f"budget ({mode})")
-        self.memory_label.setStyleSheet(NEUTRAL_STYLE)
+        _set_tone(self.memory_label, NEUTRAL_TONE)
 
-    def _set_message(self, text: str, style: str) -> None:
+    def _set_message(self, text: str, tone: str) -> None:
         self.message = text
-        self.message_label.setStyleSheet(style)
+        _set_tone(self.message_label, tone)
         self.message_label.setToolTip(text or "Messages from the computation")
         self._elide_message()
 
@@ -128,16 +134,16 @@ class StatusBarView(QWidget):
         mode = "" if trace.mode == "full" else f" ({trace.mode})"
         self.time_label.setText(f"computed in {format_seconds(trace.seconds)}{mode}")
         # the engine's notes: a GPU fallback, masked rows, the shown window, the mask alignment
-        self._set_message(" · ".join(trace.notes), NEUTRAL_STYLE)
+        self._set_message(" · ".join(trace.notes), NEUTRAL_TONE)
 
     def _show_failure(self, message: str) -> None:
         self._hide_progress()
-        self._set_message(f"not computed: {message}", ERROR_STYLE)
+        self._set_message(f"not computed: {message}", ERROR_TONE)
 
     def _show_status(self, message: str) -> None:
         if not self._controller.computing:  # e.g. "computation cancelled"
             self._hide_progress()
-        self._set_message(message, NEUTRAL_STYLE)
+        self._set_message(message, NEUTRAL_TONE)
 
     def _on_compute_started(self) -> None:
         self._running = True

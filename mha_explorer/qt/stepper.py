@@ -21,16 +21,6 @@ STAGE_LABELS = {
     "output": "W_O",
 }
 
-# past stages are quietly filled, the current one is loud, the rest are plain
-TIMELINE_STYLE = """
-QToolButton { padding: 6px 8px; border: 1px solid #8A9099; border-radius: 4px;
-              background: #F4F5F7; color: #1B1F24; }
-QToolButton[phase="past"] { background: #CFE3F1; color: #0B2E45; border-color: #7FA9C6; }
-QToolButton[phase="current"] { background: #0072B2; color: #FFFFFF; font-weight: bold;
-                               border: 2px solid #00304D; }
-QToolButton:hover { border-color: #0072B2; }
-"""
-
 
 def speed_text(speed: float) -> str:
     return f"{speed:g}×"
@@ -65,8 +55,8 @@ class StageStepper(QWidget):
         self.stage_group = QButtonGroup(self)
         self.stage_group.setExclusive(True)
         self.stage_buttons: dict[str, QToolButton] = {}
+        # the phases (past, current, future) are coloured by the theme's style sheet
         timeline = QWidget()
-        timeline.setStyleSheet(TIMELINE_STYLE)
         row = QHBoxLayout(timeline)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(3)
