@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetricsF, QPalette, QSyntaxHighlighter,
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetricsF, QSyntaxHighlighter,
                            QTextCharFormat, QTextCursor, QTextFormat)
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
 from ..core.reference_code import reference_code, stage_lines
+from .theme import Theme, theme_of
 
 CODE_PT = 13
 MIN_CODE_PT, MAX_CODE_PT = 10.0, 15.0  # the font shrinks or grows so the longest line fits
-HIGHLIGHT = QColor("#FFE9A8")  # warm yellow: reads as "you are here" on white and on a projector
-PAPER, INK = QColor("#FFFFFF"), QColor("#111111")
+GROWTH = 1.25  # how far above the application's type the code may grow to fill its width
 KEYWORDS = ("def", "return", "import", "from", "as", "if", "else", "for", "in", "None")
 
 
@@ -27,13 +27,17 @@ class _PythonColours(QSyntaxHighlighter):
     """Comments green-grey, keywords bold blue, strings brown: enough to read
     the code from a distance, no more."""
 
-    def __init__(self, document) -> None:
+    def __init__(self, document, theme: Theme) -> None:
         super().__init__(document)
-        self._comment = self._format("#3B6E3B", italic=True)
-        self._keyword = self._format("#1F3F99", bold=True)
-        self._string = self._format("#8A3B12")
         self._keyword_re = re.compile(r"\b(" + "|".join(KEYWORDS) + r")\b")
         self._string_re = re.compile(r"\"\"\".*?\"\"\"|\"[^\"]*\"|'[^']*'")
+        self.set_theme(theme)
+
+    def set_theme(self, theme: Theme) -> None:
+        self._comment = self._format(theme.code_comment, italic=True)
+        self._keyword = self._format(theme.code_keyword, bold=True)
+        self._string = self._format(theme.code_string)
+        self.rehighlight()
 
     @staticmethod
     def _format(color: str, bold: bool = False, italic: bool = False) -> QTextCharFormat:
@@ -71,12 +75,12 @@ class CodePanel(QPlainTextEdit):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(CODE_PT)
         self.setFont(font)
-        palette = self.palette()
-        palette.setColor(QPalette.ColorRole.Base, PAPER)
-        palette.setColor(QPalette.ColorRole.Text, INK)
-        self.setPalette(palette)
         self.setAccessibleName("PyTorch code of the layer")
-        self._colours = _PythonColours(self.document())
+        self.setToolTip("The whole layer in PyTorch; the current stage's lines are lit")
+        # paper and ink come from the palette (the theme); the lit lines and the
+        # syntax colours from the theme the palette belongs to
+        self._theme = theme_of(self)
+        self._colours = _PythonColours(self.document(), self._theme)
 
         controller.config_changed.connect(self._show_code)
         controller.stage_changed.connect(self._highlight)
@@ -96,11 +100,25 @@ class CodePanel(QPlainTextEdit):
     def point_size(self) -> float:
         return self.font().pointSizeF()
 
+    def refit(self) -> None:
+        """Choose the type size again (the application's type changed: presentation mode)."""
+        self._fit_width()
+        self._scroll_to(*self._lines, force=True)
+
+    @staticmethod
+    def type_limits() -> tuple[float, float]:
+        """Smallest and largest code type: never below the application's own type,
+        so presentation mode (a larger application font) enlarges the code too."""
+        base = QApplication.font().pointSizeF()
+        return max(MIN_CODE_PT, base), max(MAX_CODE_PT, base * GROWTH)
+
     def _fit_width(self) -> None:
         """Pick the largest type (within limits) at which the longest line fits, so
-        the code never needs a horizontal scroll bar."""
+        the code never needs a horizontal scroll bar; when even the smallest type is
+        too wide (a narrow panel, or presentation type), long lines wrap instead."""
         lines = self.toPlainText().splitlines() or [""]
         room = self.viewport().width() - 2 * self.document().documentMargin() - 8
+        low, high = self.type_limits()
 
         def width_at(points: float) -> float:
             font = QFont(self.font())
@@ -110,14 +128,18 @@ class CodePanel(QPlainTextEdit):
 
         # monospace: width grows in proportion to the size, so one measurement
         # gives the estimate; quarter-point steps down absorb hinting
-        points = min(MAX_CODE_PT, max(MIN_CODE_PT, 100.0 * room / max(1.0, width_at(100.0))))
+        points = min(high, max(low, 100.0 * room / max(1.0, width_at(100.0))))
         points = int(points * 4) / 4
-        while points > MIN_CODE_PT and width_at(points) > room:
+        while points > low and width_at(points) > room:
             points -= 0.25
         if abs(points - self.font().pointSizeF()) >= 0.25:
             font = QFont(self.font())
             font.setPointSizeF(points)
             self.setFont(font)
+        wrap = (QPlainTextEdit.LineWrapMode.WidgetWidth if width_at(points) > room
+                else QPlainTextEdit.LineWrapMode.NoWrap)
+        if wrap != self.lineWrapMode():
+            self.setLineWrapMode(wrap)
 
     # rendering ---------------------------------------------------------------------------
     def _show_code(self, *_args) -> None:
@@ -134,9 +156,13 @@ class CodePanel(QPlainTextEdit):
         selections = []
         for number in range(first, last + 1):
             sel = QTextEdit.ExtraSelection()
-            sel.format.setBackground(HIGHLIGHT)
+            sel.format.setBackground(QColor(self._theme.code_highlight))
             sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            sel.cursor = QTextCursor(doc.findBlockByNumber(number - 1))
+            cursor = QTextCursor(doc.findBlockByNumber(number - 1))
+            # the whole block, so a line wrapped in presentation mode is lit on every row
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock,
+                                QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
             selections.append(sel)
         self.setExtraSelections(selections)
         self._scroll_to(first, last)
@@ -145,6 +171,13 @@ class CodePanel(QPlainTextEdit):
         """Bring the lit lines into view with a line of context, scrolling as little
         as possible so the start of the function stays on screen when it can."""
         bar = self.verticalScrollBar()
+        if self.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap:
+            # wrapped blocks take two or more rows, and the bar counts rows: the lit
+            # lines go to the top, under one line of context
+            if force or not (self._block_in_view(max(1, first - 1)) and self._block_in_view(last)):
+                doc = self.document()
+                bar.setValue(sum(doc.findBlockByNumber(i).lineCount() for i in range(first - 2)))
+            return
         visible = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
         in_view = bar.value() + 1 <= max(1, first - 1) and last + 1 <= bar.value() + visible
         if in_view and not force:
@@ -152,7 +185,24 @@ class CodePanel(QPlainTextEdit):
         top = max(0, last + 1 - visible)
         bar.setValue(min(top, max(0, first - 2)))
 
+    def _block_in_view(self, number: int) -> bool:
+        block = self.document().findBlockByNumber(number - 1)
+        rect = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        return rect.top() >= 0 and rect.bottom() <= self.viewport().height()
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_width()
         self._scroll_to(*self._lines, force=True)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        kind = event.type()
+        if kind == QEvent.Type.PaletteChange:
+            theme = theme_of(self)
+            if theme is not self._theme:  # light <-> dark: new syntax colours and light
+                self._theme = theme
+                self._colours.set_theme(theme)
+                self._highlight(self._controller.stage)
+        elif kind == QEvent.Type.ApplicationFontChange:  # a top-level panel of its own
+            self.refit()

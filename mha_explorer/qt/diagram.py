@@ -8,7 +8,7 @@ widget is smaller than MIN_CANVAS is the whole picture scaled down.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
@@ -18,6 +18,7 @@ from .diagram_compose import Composer, StageContext
 from .diagram_heads import build_merge, build_transpose
 from .diagram_linear import build_input, build_output, build_project, build_view
 from .diagram_motion import Transition, duration_for
+from .theme import theme_of
 
 MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
 
@@ -40,7 +41,8 @@ class StageDiagram(QGraphicsView):
         self._controller = controller
         self._scene = QGraphicsScene(self)
         self._scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)  # items move every frame
-        self._scene.setBackgroundBrush(QBrush(style.BACKGROUND))
+        self._ink = style.ink_for(theme_of(self).diagram)
+        self._scene.setBackgroundBrush(QBrush(self._ink.background))
         self.setScene(self._scene)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
@@ -108,7 +110,7 @@ class StageDiagram(QGraphicsView):
     def _context(self) -> StageContext:
         c = self._controller
         w, h = self._canvas
-        return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h)
+        return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h, self._ink)
 
     def _build(self, stage: str) -> list:
         composer = Composer(self._context())
@@ -151,3 +153,12 @@ class StageDiagram(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._redraw()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # a theme switch: the page and its ink
+            ink = style.ink_for(theme_of(self).diagram)
+            if ink != self._ink:
+                self._ink = ink
+                self._scene.setBackgroundBrush(QBrush(ink.background))
+                self._redraw()

@@ -177,7 +177,7 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
         centres.setdefault(group, []).append(tx)
     if cfg.H > shown:
         c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + TILE / 2,
-               "cl", points=style.LABEL_PT, bold=True, color=style.MUTED)
+               "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
     for group, xs in centres.items():
         cx = sum(xs) / len(xs)
         color = style.group_color(group)
@@ -219,7 +219,7 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
         for i in range(cfg.T):
             empty = hidden is not None and hidden[i] == 0
             c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
-                   points=14, bold=True, color=style.MUTED if empty else style.INK)
+                   points=14, bold=True, color=c.ink.muted if empty else c.ink.ink)
     else:
         c.text("sum.all", "every row: Σ=1", x, rect.center().y(), "cl", points=style.LABEL_PT,
                bold=True)
@@ -235,7 +235,7 @@ def build_softmax(c: Composer) -> None:
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
     c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
     c.text("grid.head", f"head 0 of {cfg.H:,}", rect.center().x(), rect.bottom() + bottom_space(),
-           "tc", color=style.MUTED)
+           "tc", color=c.ink.muted)
     _row_sums(c, rect)
     _bottom_note(c, softmax_note(ctx))
 
@@ -254,7 +254,7 @@ def build_weighted_sum(c: Composer) -> None:
     c.text("V.h0.caption", f"V  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     spec = ctx.plan.stage("weighted_sum").tensor("context")
-    c.tensor("C.h0", spec, cross.result, rows=["T"], cols=["d_k"], fill=style.RESULT_FILL,
+    c.tensor("C.h0", spec, cross.result, rows=["T"], cols=["d_k"], fill=c.ink.result_fill,
              show_left=False, show_top=False, tag="h0")
     _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())
     _bottom_note(c, weighted_note(ctx))

@@ -38,6 +38,7 @@ class StageContext:
     batch_index: int
     width: float
     height: float
+    ink: style.Ink = style.LIGHT_INK  # the theme's colours
 
 
 def text_width(text: str, points: float = style.LABEL_PT, bold: bool = True) -> float:
@@ -80,6 +81,7 @@ def body_rect(item: QGraphicsItem) -> QRectF:
 class Composer:
     def __init__(self, ctx: StageContext) -> None:
         self.ctx = ctx
+        self.ink = ctx.ink
         self.items: list[QGraphicsItem] = []
 
     # placing ---------------------------------------------------------------------
@@ -97,7 +99,7 @@ class Composer:
     def line(self, key: str, points: list[QPointF], color: QColor | None = None,
              width: float = 2.0) -> LineItem:
         """A connector; its points are canvas coordinates, so it is not anchored."""
-        item = LineItem(key, points, color, width)
+        item = LineItem(key, points, color or self.ink.muted, width)
         self.items.append(item)
         return item
 
@@ -112,23 +114,25 @@ class Composer:
     def text(self, key: str, text: str, x: float, y: float, anchor: str = "tl", *,
              points: float = style.CAPTION_PT, bold: bool = False,
              color: QColor | None = None, origin: str | None = None) -> TextItem:
-        item = TextItem(key, text, points=points, bold=bold, color=color, origin=origin)
+        item = TextItem(key, text, points=points, bold=bold, color=color or self.ink.ink,
+                        origin=origin)
         return self.add(item, x, y, anchor)
 
     def operator(self, key: str, sign: str, x: float, y: float) -> TextItem:
-        return self.text(key, sign, x, y, "c", points=style.OPERATOR_PT, color=style.MUTED)
+        return self.text(key, sign, x, y, "c", points=style.OPERATOR_PT, color=self.ink.muted)
 
     def note(self, key: str, text: str, x: float, y: float, width: float, anchor: str = "tl",
              points: float = style.NOTE_PT, color: QColor | None = None,
              html: bool = False) -> NoteItem:
-        item = NoteItem(key, text, width, points=points, color=color, html=html)
+        item = NoteItem(key, text, width, points=points, color=color or self.ink.ink, html=html)
         return self.add(item, x, y, anchor)
 
     def grid(self, key: str, rect: QRectF, rows: int, cols: int, *, image, hidden_from,
              content: str, origin: str | None = None) -> GridItem:
         item = GridItem(key, rect.width(), rect.height(), rows, cols, image=image,
                         hidden_from=hidden_from, content=content,
-                        left=style.dim_qcolor("T"), top=style.dim_qcolor("S"), origin=origin)
+                        left=style.dim_qcolor("T"), top=style.dim_qcolor("S"), origin=origin,
+                        ink=self.ink)
         return self.add(item, rect.x(), rect.y())
 
     # labelled tensors ---------------------------------------------------------------
@@ -146,7 +150,7 @@ class Composer:
         for i, ((dim, n), w) in enumerate(zip(dims, sizes)):
             if i:
                 self.text(f"{key}.x{i}", "×", x + times / 2, bottom - chip_height() / 2, "c",
-                          points=style.LABEL_PT, color=style.MUTED)
+                          points=style.LABEL_PT, color=self.ink.muted)
                 x += times
             self.dim_chip(f"{key}.{dim}", dim, n, x, bottom, "bl")
             x += w
@@ -169,7 +173,7 @@ class Composer:
             self.dim_chip(f"{key}.left.{dim}", dim, n, rect.left() - style.GAP, cy, "cr")
 
     def tensor(self, key: str, spec: TensorSpec | None, rect: QRectF, *,
-               rows: list[str], cols: list[str], depth: list[str] = (), fill: QColor = style.BLOCK_FILL,
+               rows: list[str], cols: list[str], depth: list[str] = (), fill: QColor | None = None,
                caption: str | None = None, origin: str | None = None, tag: str = "",
                tag_color: QColor | None = None, outline: QColor | None = None,
                sizes: dict[str, int] | None = None, show_left: bool = True,
@@ -182,10 +186,10 @@ class Composer:
         dims.update(sizes or {})
         layers = sum(1 for d in depth if dims[d] > 1)
         layer_color = style.dim_qcolor(depth[0]) if depth else None
-        block = BlockItem(key, rect.width(), rect.height(), fill=fill,
+        block = BlockItem(key, rect.width(), rect.height(), fill=fill or self.ink.block_fill,
                           left=style.dim_qcolor(rows[-1]), top=style.dim_qcolor(cols[-1]),
                           layers=min(layers, 2), layer_color=layer_color, tag=tag,
-                          tag_color=tag_color, outline=outline, origin=origin)
+                          tag_color=tag_color, outline=outline, origin=origin, ink=self.ink)
         self.add(block, rect.x(), rect.y())
         self.label_dims(key, rect, rows=[(d, dims[d]) for d in rows] if show_left else [],
                         cols=[(d, dims[d]) for d in cols] if show_top else [],

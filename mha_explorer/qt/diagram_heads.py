@@ -6,7 +6,6 @@ merge (the cards are copied side by side into one [B, T, D] block).
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor
 
 from . import diagram_style as style
 from .diagram_compose import Composer, StageContext, bottom_space, left_room, text_width, top_space
@@ -16,7 +15,6 @@ from .diagram_linear import NOTE_H, ROW_GAP, bottom_note, linear_k, row_centres
 CARD_GAP = 14
 ELLIPSIS_W = 52
 STRIDES_GAP = 40
-COPY_RED = "#B2182B"
 
 
 def deck_width(count: int, card_w: float) -> float:
@@ -38,15 +36,15 @@ def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: floa
     for head in style.shown_heads(count):
         if head is None:
             c.text(f"{prefix}.more", "…", x + ELLIPSIS_W / 2, cy, "c", points=style.OPERATOR_PT,
-                   color=style.MUTED)
+                   color=c.ink.muted)
             x += ELLIPSIS_W + CARD_GAP
             continue
         group = None if grouped_by is None else head // grouped_by
-        color = style.group_color(group) if group is not None else style.INK
-        c.add(BlockItem(f"{prefix}.h{head}", card_w, card_h, fill=style.SLICE_TINTS[head % 2],
+        # the key/value group shows in the outline; the tag stays in ink, readable on any tint
+        c.add(BlockItem(f"{prefix}.h{head}", card_w, card_h, fill=c.ink.slice_tints[head % 2],
                         left=style.dim_qcolor(rows_dim), top=style.dim_qcolor("d_k"),
-                        tag=f"h{head}", tag_color=color,
-                        outline=color if group is not None else None), x, top)
+                        tag=f"h{head}", outline=style.group_color(group) if group is not None
+                        else None, ink=c.ink), x, top)
         x += card_w + CARD_GAP
     right = x - CARD_GAP
     left = right - deck_width(count, card_w)
@@ -58,25 +56,32 @@ def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: floa
     return rect
 
 
-def _strides_html(before, after) -> str:
-    """Strides before → after, each number in the colour of the dim it steps along,
-    so the swap of the two middle axes is visible."""
+def _strides_html(before, after, muted) -> str:
+    """Strides before → after, each number on the colour of the dim it steps along,
+    so the swap of the two middle axes is visible. On the colour, as a chip is, not in
+    it: most dim colours are too light to read as text on a white page."""
 
     def coloured(spec) -> str:
         parts = []
         for dim, stride in zip(spec.dims, spec.strides):
-            parts.append(f'<span style="color:{style.dim_qcolor(dim).name()}; font-weight:700">'
-                         f'{stride:,}</span>')
+            fill = style.dim_qcolor(dim)
+            parts.append(f'<span style="background-color:{fill.name()}; '
+                         f'color:{style.text_on(fill).name()}; font-weight:700">'
+                         f'&nbsp;{stride:,}&nbsp;</span>')
         return "(" + ", ".join(parts) + ")"
 
     contiguous = "yes" if after.contiguous else "no"
     return (f"strides {coloured(before)}<br>&nbsp;&nbsp;&nbsp;&nbsp;→ {coloured(after)}"
-            f"<br><span style='color:{style.MUTED.name()}'>contiguous: {contiguous}</span>")
+            f"<br><span style='color:{muted.name()}'>contiguous: {contiguous}</span>")
 
 
 def _strides_width(ctx: StageContext) -> float:
     """Room for the strides note: its widest line in bold, plus the text margins."""
-    lines = [f"strides ({', '.join(f'{s:,}' for s in ctx.plan.stage(sid).tensor(n).strides)})"
+
+    def chips(strides) -> str:
+        return ", ".join(f"\u00a0{s:,}\u00a0" for s in strides)  # a space either side
+
+    lines = [f"strides ({chips(ctx.plan.stage(sid).tensor(n).strides)})"
              for sid in ("view", "transpose") for n in "QKV"]
     return max(text_width(line, 16, True) for line in lines) + 16
 
@@ -111,7 +116,7 @@ def build_transpose(c: Composer) -> None:
         deck(c, name, count, x0, centres[row], card_w, heights[row], rows_dim=rows_dim,
              heads_dim=heads_dim, caption=f"{name}  {style.shape_text(spec.shape)}",
              grouped_by=grouped_by)
-        c.note(f"{name}.strides", _strides_html(view.tensor(name), spec),
+        c.note(f"{name}.strides", _strides_html(view.tensor(name), spec, c.ink.muted),
                x0 + deck_width(cfg.H, card_w) + STRIDES_GAP, centres[row], strides_w, "cl",
                points=16, html=True)
     words = "Only the strides change: no data moves, each head is now its own matrix."
@@ -149,13 +154,13 @@ def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float) -> None:
     for head in style.shown_heads(count):
         if head is None:
             c.text("M.more", "…", x + gap / 2, rect.center().y(), "c",
-                   points=style.OPERATOR_PT, color=style.MUTED)
+                   points=style.OPERATOR_PT, color=c.ink.muted)
             x += gap
             continue
-        c.add(BlockItem(f"M.h{head}", card_w, rect.height(), fill=style.SLICE_TINTS[head % 2],
+        c.add(BlockItem(f"M.h{head}", card_w, rect.height(), fill=c.ink.slice_tints[head % 2],
                         left=style.dim_qcolor("T") if head == 0 else None,
-                        top=style.dim_qcolor("d_k"), tag=f"h{head}", outline=style.MUTED,
-                        origin=f"C.h{head}"), x, rect.y())
+                        top=style.dim_qcolor("d_k"), tag=f"h{head}", outline=c.ink.muted,
+                        origin=f"C.h{head}", ink=c.ink), x, rect.y())
         x += card_w
 
 
@@ -186,9 +191,9 @@ def build_merge(c: Composer) -> None:
     deck(c, "C", cfg.H, x0, cy_deck, card_w, sT, rows_dim="T", heads_dim="H",
          caption=f"context  {style.shape_text(back.shape)}", grouped_by=None)
     c.text("merge.arrow", _copy_words(copies), x0, cy_deck + sT / 2 + bottom_space() + style.GAP,
-           "tl", bold=True, color=QColor(COPY_RED) if copies else style.MUTED)
+           "tl", bold=True, color=c.ink.copy_red if copies else c.ink.muted)
     rect = QRectF(x0, cy_merged - sT / 2, merged_w, sT)
-    c.tensor("merged", merged, rect, rows=["T"], cols=["D"], depth=["B"], fill=style.RESULT_FILL)
+    c.tensor("merged", merged, rect, rows=["T"], cols=["D"], depth=["B"], fill=c.ink.result_fill)
     joined_slices(c, rect, cfg.H, card_w)
     if copies:
         words = (f"The first real copy: the {cfg.H} heads are written side by side into new "

@@ -32,16 +32,17 @@ class BlockItem(QGraphicsItem):
     def __init__(self, key: str, w: float, h: float, *, fill: QColor, left: QColor | None = None,
                  top: QColor | None = None, layers: int = 0, layer_color: QColor | None = None,
                  tag: str = "", tag_color: QColor | None = None, outline: QColor | None = None,
-                 origin: str | None = None) -> None:
+                 origin: str | None = None, ink: style.Ink = style.LIGHT_INK) -> None:
         super().__init__()
         _tag(self, key, origin, None)
         self._w, self._h = w, h
         self._fill, self._left, self._top = fill, left, top
         self._layers = layers
-        self._layer_color = layer_color or style.MUTED
+        self._ink = ink
+        self._layer_color = layer_color or ink.muted
         self._tag = tag
-        self._tag_color = tag_color or style.INK
-        self._outline = outline or style.INK
+        self._tag_color = tag_color or ink.ink
+        self._outline = outline or ink.ink
         self._tag_font = style.font(style.SLICE_PT, bold=True)
 
     def size(self) -> tuple[float, float]:
@@ -60,7 +61,7 @@ class BlockItem(QGraphicsItem):
         w, h = self._w, self._h
         for i in range(self._layers, 0, -1):
             painter.setPen(QPen(self._layer_color, 1.5))
-            painter.setBrush(QBrush(style.BACKGROUND))
+            painter.setBrush(QBrush(self._ink.background))
             painter.drawRect(QRectF(i * SHADOW_STEP, -i * SHADOW_STEP, w, h))
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(self._fill))
@@ -71,7 +72,7 @@ class BlockItem(QGraphicsItem):
         if self._top is not None:
             painter.setBrush(QBrush(self._top))
             painter.drawRect(QRectF(0, 0, w, min(EDGE, h / 3)))
-        painter.setPen(QPen(self._outline, 2 if self._outline != style.INK else 1.5))
+        painter.setPen(QPen(self._outline, 2 if self._outline != self._ink.ink else 1.5))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(QRectF(0, 0, w, h))
         if self._tag:
@@ -125,7 +126,7 @@ class TextItem(QGraphicsSimpleTextItem):
         super().__init__(text)
         _tag(self, key, origin, text)
         self.setFont(style.font(points, bold))
-        self.setBrush(QBrush(color or style.INK))
+        self.setBrush(QBrush(color or style.LIGHT_INK.ink))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
@@ -136,7 +137,7 @@ class NoteItem(QGraphicsTextItem):
                  color: QColor | None = None, html: bool = False) -> None:
         super().__init__()
         self.setFont(style.font(points))
-        self.setDefaultTextColor(color or style.INK)
+        self.setDefaultTextColor(color or style.LIGHT_INK.ink)
         if html:
             self.setHtml(text)
         else:
@@ -159,7 +160,7 @@ class LineItem(QGraphicsItem):
         self._path = QPainterPath(points[0])
         for p in points[1:]:
             self._path.lineTo(p)
-        self._pen = QPen(color or style.MUTED, width)
+        self._pen = QPen(color or style.LIGHT_INK.muted, width)
 
     def boundingRect(self) -> QRectF:
         return self._path.boundingRect().adjusted(-3, -3, 3, 3)
@@ -177,9 +178,11 @@ class GridItem(QGraphicsItem):
 
     def __init__(self, key: str, w: float, h: float, rows: int, cols: int, *,
                  image: QImage | None, hidden_from: list[int] | None, content: str,
-                 left: QColor, top: QColor, origin: str | None = None) -> None:
+                 left: QColor, top: QColor, origin: str | None = None,
+                 ink: style.Ink = style.LIGHT_INK) -> None:
         super().__init__()
         _tag(self, key, origin, content)
+        self._ink = ink
         self._w, self._h = w, h
         self._rows, self._cols = rows, cols
         self._image = image
@@ -219,17 +222,17 @@ class GridItem(QGraphicsItem):
             painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
             painter.drawImage(rect, self._image)
         else:
-            painter.setBrush(QBrush(style.BLOCK_FILL))
+            painter.setBrush(QBrush(self._ink.block_fill))
             painter.drawRect(rect)
         cw, ch = self._w / self._cols, self._h / self._rows
         if self._mask is not None:
             mask = QTransform.fromScale(cw, ch).map(self._mask)
-            painter.setBrush(QBrush(QColor("#D4D4D4")))
+            painter.setBrush(QBrush(self._ink.mask_cover))
             painter.drawPolygon(mask)
-            painter.setBrush(QBrush(style.MASK_FILL, Qt.BrushStyle.BDiagPattern))
+            painter.setBrush(QBrush(self._ink.mask_fill, Qt.BrushStyle.BDiagPattern))
             painter.drawPolygon(mask)
         if min(cw, ch) >= 9:  # cell borders only where cells are big enough to tell apart
-            painter.setPen(QPen(style.BACKGROUND, 1))
+            painter.setPen(QPen(self._ink.background, 1))
             for j in range(1, self._cols):
                 painter.drawLine(QPointF(j * cw, 0), QPointF(j * cw, self._h))
             for i in range(1, self._rows):
@@ -239,6 +242,6 @@ class GridItem(QGraphicsItem):
         painter.drawRect(QRectF(-EDGE, 0, EDGE, self._h))
         painter.setBrush(QBrush(self._top))
         painter.drawRect(QRectF(0, -EDGE, self._w, EDGE))
-        painter.setPen(QPen(style.INK, 1.5))
+        painter.setPen(QPen(self._ink.ink, 1.5))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect)

@@ -137,14 +137,14 @@ def _weight_row(c: Composer, col: Columns, cy: float, *, name: str, out_dim: str
     sRows = style.side(ctx.plan.dims[rows_dim], k)
     c.operator(f"op.times.{name}", "×", col.x_times, cy)
     c.tensor(f"W_{name}", None, QRectF(col.x_w, cy - sD / 2, sOut, sD),
-             rows=["D"], cols=[out_dim], fill=style.WEIGHT_FILL, show_left=False,
+             rows=["D"], cols=[out_dim], fill=c.ink.weight_fill, show_left=False,
              caption=f"W_{name}ᵀ  {cfg.d_model:,} × {ctx.plan.dims[out_dim]:,}",
              caption_width=sOut + 30)
     if cfg.bias:
         c.text(f"op.bias.{name}", f"+ b_{name}", col.x_bias, cy, "c", points=20, bold=True)
     c.operator(f"op.eq.{name}", "=", col.x_eq, cy)
     c.tensor(result_key, result_spec, QRectF(col.x_out, cy - sRows / 2, sOut, sRows),
-             rows=[rows_dim], cols=[out_dim], depth=["B"], fill=style.RESULT_FILL, origin=origin)
+             rows=[rows_dim], cols=[out_dim], depth=["B"], fill=c.ink.result_fill, origin=origin)
 
 
 def project_layout(ctx: StageContext):
@@ -219,14 +219,14 @@ def slice_items(c: Composer, key: str, rect: QRectF, count: int, *, grouped_by: 
     for head, x, w in head_slices(count, rect.width()):
         if head is None:
             c.text(f"{key}.more", f"… {count:,}", rect.x() + x + w / 2, rect.center().y(), "c",
-                   points=style.LABEL_PT, bold=True, color=style.MUTED)
+                   points=style.LABEL_PT, bold=True, color=c.ink.muted)
             continue
         group = None if grouped_by is None else head // grouped_by
-        tint = style.SLICE_TINTS[head % 2]
-        color = style.group_color(group) if group is not None else style.INK
+        tint = c.ink.slice_tints[head % 2]
+        # the key/value group shows in the outline; the tag stays in ink, readable on any tint
         item = BlockItem(f"{key}.h{head}", w, rect.height(), fill=tint, top=style.dim_qcolor("d_k"),
-                         tag=f"h{head}", tag_color=color,
-                         outline=color if group is not None else style.MUTED)
+                         tag=f"h{head}", ink=c.ink,
+                         outline=style.group_color(group) if group is not None else c.ink.muted)
         c.add(item, rect.x() + x, rect.y())
 
 
@@ -244,7 +244,7 @@ def build_view(c: Composer) -> None:
         h = style.side(ctx.plan.dims[rows_dim], k)
         rect = QRectF(col.x_out, centres[row] - h / 2, w, h)
         c.tensor(name, spec, rect, rows=[rows_dim], cols=[heads_dim, "d_k"], depth=["B"],
-                 fill=style.RESULT_FILL)
+                 fill=c.ink.result_fill)
         if name == "Q":
             slice_items(c, name, rect, cfg.H, grouped_by=cfg.group_size if shared else None)
         else:

@@ -1,16 +1,19 @@
 """Sizes, fonts and colours of the stage diagram, in one place.
 
-The diagram is drawn for a classroom projector: type at 14 pt and up, dark ink
-on white, the named dims in the colours of ``dim_colors`` everywhere.
+The diagram is drawn for a classroom projector: type at 14 pt and up, ink that
+reaches 7:1 on its page in either theme, the named dims in the colours of
+``dim_colors`` everywhere.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFont
 
 from .dim_colors import dim_color
+from .theme import LIGHT, DiagramColors
 
 # type sizes in points; 14 pt is the smallest that reads from the back of a room
 LABEL_PT = 15
@@ -19,14 +22,36 @@ NOTE_PT = 17
 OPERATOR_PT = 28
 SLICE_PT = 14
 
-BACKGROUND = QColor("#FFFFFF")
-INK = QColor("#111111")
-MUTED = QColor("#4A4A4A")
-BLOCK_FILL = QColor("#E8EEF6")  # activations
-WEIGHT_FILL = QColor("#FBEFD0")  # learned weights
-RESULT_FILL = QColor("#DDEFE4")  # the tensor a stage produces
-MASK_FILL = QColor("#9A9A9A")
-SLICE_TINTS = (QColor("#CFE8DF"), QColor("#EAF5F0"))  # alternating head slices
+
+
+@dataclass(frozen=True)
+class Ink:
+    """The theme's diagram colours as QColors, handed to every stage layout and item."""
+
+    background: QColor
+    ink: QColor
+    muted: QColor
+    block_fill: QColor  # activations
+    weight_fill: QColor  # learned weights
+    result_fill: QColor  # the tensor a stage produces
+    mask_fill: QColor
+    mask_cover: QColor
+    slice_tints: tuple[QColor, QColor]  # alternating head slices
+    copy_red: QColor
+
+
+def ink_for(colors: DiagramColors) -> Ink:
+    return Ink(
+        background=QColor(colors.background), ink=QColor(colors.ink), muted=QColor(colors.muted),
+        block_fill=QColor(colors.block_fill), weight_fill=QColor(colors.weight_fill),
+        result_fill=QColor(colors.result_fill), mask_fill=QColor(colors.mask_fill),
+        mask_cover=QColor(colors.mask_cover),
+        slice_tints=(QColor(colors.slice_tints[0]), QColor(colors.slice_tints[1])),
+        copy_red=QColor(colors.copy_red),
+    )
+
+
+LIGHT_INK = ink_for(LIGHT.diagram)  # for items made outside a stage layout (tests, sizing)
 
 # colours that tell key/value head groups apart (Paul Tol's "bright" scheme,
 # distinct from the dim colours so a group never reads as a dimension)

@@ -21,6 +21,7 @@ from ..core.plan import STAGE_IDS, Plan
 from .controller import Controller
 from .dim_colors import dim_color
 from .stepper import STAGE_LABELS
+from .theme import LIGHT, Theme, theme_of
 
 COLUMNS = ("Stage", "Tensor", "Dims", "Shape", "Strides", "Contiguous", "FLOPs", "New memory")
 COL = {name: i for i, name in enumerate(COLUMNS)}
@@ -29,11 +30,10 @@ RICH_COLUMNS = (COL["Dims"], COL["Shape"])
 CHIPS_ROLE = Qt.ItemDataRole.UserRole + 1  # ((label, background, text colour), ...) per dim
 BAR_ROLE = Qt.ItemDataRole.UserRole + 2  # (fraction of the largest tensor, colour)
 
-CURRENT_BACKGROUND = QColor("#FFE08A")  # warm yellow: readable on a washed-out projector
-CURRENT_TEXT = QColor("#000000")
+# the current stage's rows take the theme's current_row colours (a warm yellow in the
+# light theme: readable on a washed-out projector)
 QUADRATIC_BAR = QColor(213, 94, 0, 110)  # the T·S term, in T's vermillion
 PLAIN_BAR = QColor(0, 114, 178, 55)
-DIVIDER = QColor("#7A808A")
 CELL_PAD = 6  # pixels either side of a cell's content
 CHIP_GAP = 3
 
@@ -143,13 +143,14 @@ class ShapesModel(QAbstractTableModel):
     every paint, and a dict lookup is the cheapest answer Python can give.
     """
 
-    def __init__(self, plan: Plan, stage_index: int = 0, parent=None) -> None:
+    def __init__(self, plan: Plan, stage_index: int = 0, parent=None, *,
+                 theme: Theme = LIGHT) -> None:
         super().__init__(parent)
         self._stage = stage_index
         self._bold = QFont()
         self._bold.setBold(True)
-        self._current_brush = QBrush(CURRENT_BACKGROUND)
-        self._current_text = QBrush(CURRENT_TEXT)
+        self._current_brush = QBrush(theme.q("current_row"))
+        self._current_text = QBrush(theme.q("current_row_text"))
         self._rows = plan_rows(plan)
         self._cells = [self._row_cells(row) for row in self._rows]
 
@@ -206,6 +207,12 @@ class ShapesModel(QAbstractTableModel):
             self._rows = rows
             self._cells = [self._row_cells(row) for row in rows]
             self.endResetModel()
+
+    def set_theme(self, theme: Theme) -> None:
+        """The current stage's colours from another theme; repaints the rows that use them."""
+        self._current_brush = QBrush(theme.q("current_row"))
+        self._current_text = QBrush(theme.q("current_row_text"))
+        self.set_stage(self._stage)
 
     def set_stage(self, stage_index: int) -> None:
         old, self._stage = self._stage, stage_index
@@ -302,7 +309,9 @@ class ShapesTable(QTableView):
         self.setObjectName("shapes_table")
         self.setAccessibleName("Shapes of every stage")
         self._controller = controller
-        self.shapes_model = ShapesModel(controller.plan, controller.stage_index, self)
+        self._theme = theme_of(self)
+        self.shapes_model = ShapesModel(controller.plan, controller.stage_index, self,
+                                        theme=self._theme)
         self.setModel(self.shapes_model)
         self._delegate = ShapesDelegate(self)
         for column in (COL["Dims"], COL["Shape"], COL["New memory"]):
@@ -351,12 +360,15 @@ class ShapesTable(QTableView):
         super().changeEvent(event)
         if event.type() == event.Type.FontChange:  # presentation mode: larger type
             self._fit()
+        elif event.type() == event.Type.PaletteChange and theme_of(self) is not self._theme:
+            self._theme = theme_of(self)
+            self.shapes_model.set_theme(self._theme)
 
     def paintEvent(self, event) -> None:
         super().paintEvent(event)
         # one line above each stage's first row, across the whole width
         painter = QPainter(self.viewport())
-        painter.setPen(DIVIDER)
+        painter.setPen(self._theme.q("border"))
         right = self.viewport().width()
         for r in self.shapes_model.stage_starts():
             y = self.rowViewportPosition(r)
