@@ -6,17 +6,20 @@ Everything here renders what the controller's plan and trace already hold.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from ..core.plan import STAGE_IDS
 from . import diagram_style as style
 from .code_panel import CodePanel
-from .diagram import StageDiagram
+from .diagram import MIN_CANVAS, StageDiagram
 
 TITLE_PT, FORMULA_PT, TEXT_PT, SMALL_PT = 26, 20, 15, 14
 COMPACT_TITLE_PT = 20
-COMPACT_BELOW = 1300  # narrower than this, the header moves above the diagram
+# the same sizes relative to the inherited (application) type, which wins when it is
+# larger: presentation mode's large type then enlarges the header too
+TITLE_SCALE, FORMULA_SCALE = 1.4, 1.15
+COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagram
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 
 
@@ -41,7 +44,12 @@ def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -
     label.setFont(style.font(points, bold))
     label.setWordWrap(wrap)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    # Preferred, not Minimum: the view's minimum height counts one line per label, not
+    # the label wrapped to its narrowest (which made the window taller than 720 px);
+    # laid out, a wrapped label still gets the height its width needs (height for width)
+    policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+    policy.setHeightForWidth(wrap)
+    label.setSizePolicy(policy)
     return label
 
 
@@ -59,6 +67,7 @@ class StageView(QWidget):
         super().__init__(parent)
         self._controller = controller
         self._compact: bool | None = None
+        self._small_header = False
         self._sized = False
         self.setObjectName("stageView")
 
@@ -70,7 +79,7 @@ class StageView(QWidget):
         self.explanation = _label("stageExplanation", TEXT_PT)
         self.costs = _label("stageCosts", SMALL_PT)
         for quiet in (self.counter, self.costs):
-            quiet.setStyleSheet("color: #4A4A4A;")
+            quiet.setProperty("role", "muted")  # the theme colours it
 
         self.header = QWidget(self)
         header = QVBoxLayout(self.header)
@@ -84,6 +93,9 @@ class StageView(QWidget):
         self._side.setContentsMargins(0, 0, 12, 12)
         self._side.setSpacing(4)
         self._side.addWidget(self.code_panel, 1)
+        # in a short window the code gives way before the header does: a clipped
+        # explanation reads as broken, two lines of code still show where we are
+        self.code_panel.setMinimumHeight(2 * self.code_panel.fontMetrics().lineSpacing() + 8)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.diagram)
@@ -109,6 +121,21 @@ class StageView(QWidget):
 
     def is_animating(self) -> bool:
         return self.diagram.is_animating()
+
+    def type_sizes(self) -> dict[str, float]:
+        """Point sizes of the header's labels for the view's width and the inherited type.
+        A view narrower than COMPACT_BELOW takes the smaller title and text wherever the
+        header sits: beside the diagram its column is narrow, above it the height is."""
+        base = self.font().pointSizeF()
+        small = self._small_header
+        title = COMPACT_TITLE_PT if small else TITLE_PT
+        text = SMALL_PT if small else TEXT_PT
+        return {
+            "title": max(title, base * TITLE_SCALE),
+            "formula": max(FORMULA_PT, base * FORMULA_SCALE),
+            "explanation": max(text, base),
+            "small": max(SMALL_PT, base),
+        }
 
     @property
     def compact(self) -> bool:
@@ -137,14 +164,44 @@ class StageView(QWidget):
         else:
             self._outer.removeWidget(self.header)
             self._side.insertWidget(0, self.header)
-        title, text = (COMPACT_TITLE_PT, SMALL_PT) if compact else (TITLE_PT, TEXT_PT)
-        self.title.setFont(style.font(title, bold=True))
-        self.explanation.setFont(style.font(text))
+        self._apply_type()
         self._sized = False  # share the width again for the new arrangement
+
+    def _apply_type(self) -> None:
+        sizes = self.type_sizes()
+        self.title.setFont(style.font(sizes["title"], bold=True))
+        self.formula.setFont(style.font(sizes["formula"]))
+        self.explanation.setFont(style.font(sizes["explanation"]))
+        for quiet in (self.counter, self.costs):
+            quiet.setFont(style.font(sizes["small"]))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # presentation mode in or out
+            self._apply_type()
+            self.code_panel.refit()
+
+    def _prefer_compact(self) -> bool:
+        """Header above the diagram only when that leaves the diagram larger: a narrow
+        centre gains width by it, a short and wide one would lose too much height."""
+        w, h = self.width(), self.height()
+        if w >= COMPACT_BELOW:
+            return False
+        header_h = self.header.heightForWidth(w)
+        if header_h < 0:
+            header_h = self.header.sizeHint().height()
+        cw, ch = MIN_CANVAS
+        beside = min(w * (1 - CODE_SHARE_WIDE) / cw, h / ch)
+        above = min(w * (1 - CODE_SHARE_COMPACT) / cw, (h - header_h) / ch)
+        return above >= beside
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self._set_compact(self.width() < COMPACT_BELOW)
+        small = self.width() < COMPACT_BELOW
+        if small != self._small_header:
+            self._small_header = small
+            self._apply_type()
+        self._set_compact(self._prefer_compact())
         if not self._sized and self.width() > 0:
             self._sized = True
             w = self.width()
