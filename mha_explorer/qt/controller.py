@@ -202,6 +202,21 @@ class Controller(QObject):
         self._last_seconds = trace.seconds
         self.trace_ready.emit(trace)
 
+    def show_trace(self, trace) -> None:
+        """Show a trace computed elsewhere (the CLI's export runs the engine itself, on
+        the main thread, and never starts this controller). It replaces whatever a run
+        in flight would have delivered. Raises ValueError for another config's trace."""
+        if trace.config != self._config:
+            raise ValueError("the trace belongs to another configuration")
+        self._request_id += 1
+        self._worker.supersede(self._request_id)  # a late result must not replace it
+        self._debounce.stop()
+        self._pending = False
+        self._computing = False
+        self._trace = trace
+        self._last_seconds = trace.seconds
+        self.trace_ready.emit(trace)
+
     def _on_failed(self, request_id: int, message: str) -> None:
         if request_id not in (0, self._request_id):
             return

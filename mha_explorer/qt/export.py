@@ -1,0 +1,193 @@
+"""Export for slides and notes: each stage's view and heatmaps as PNG and SVG, and
+the shapes and parameter tables as CSV and Markdown.
+
+The pictures are drawn by fresh, offscreen copies of the views, fed by a private
+controller that is never started (no worker thread): they show the given config
+and trace at the stated size whatever the window looks like, and exporting every
+stage never moves the stage a teacher is on. No torch here: the trace comes in
+computed (the window's, or the CLI's own run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QImage, QPainter, QPalette
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+
+from ..core.config import MHAConfig
+from ..core.plan import STAGE_IDS, build_plan
+from ..core.tables import write_tables
+from .controller import Controller
+from .heatmaps import HeatmapPanel
+from .stage_view import StageView
+
+FORMATS = ("png", "svg")
+DEFAULT_SIZE = (1920, 1080)
+MIN_SIDE, MAX_SIDE = 320, 8192  # smaller cannot hold the diagram; larger is a memory hazard
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What to write. The pictures take the application's theme (theme.apply_theme)."""
+
+    size: tuple[int, int] = DEFAULT_SIZE
+    formats: tuple[str, ...] = FORMATS
+    tables: bool = True
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'1920x1080' -> (1920, 1080); ValueError with a sentence for anything else."""
+    parts = str(text).lower().replace("×", "x").split("x")
+    try:
+        w, h = (int(p.strip()) for p in parts)
+    except ValueError:
+        raise ValueError(f"size '{text}' is not WIDTHxHEIGHT, e.g. 1920x1080") from None
+    for side in (w, h):
+        if not MIN_SIDE <= side <= MAX_SIDE:
+            raise ValueError(f"size '{text}': each side must be {MIN_SIDE} to {MAX_SIDE} pixels")
+    return w, h
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """'png,svg' -> ('png', 'svg'); ValueError for an unknown or empty list."""
+    chosen = [f.strip().lower() for f in str(text).split(",") if f.strip()]
+    unknown = [f for f in chosen if f not in FORMATS]
+    if unknown or not chosen:
+        raise ValueError(f"format '{text}': choose from {', '.join(FORMATS)} (comma-separated)")
+    return tuple(dict.fromkeys(chosen))  # in the order given, once each
+
+
+def stage_stem(stage: str) -> str:
+    """'scores' -> '05-scores': files sort in the order of the stages."""
+    return f"{STAGE_IDS.index(stage) + 1:02d}-{stage}"
+
+
+# rendering one widget ---------------------------------------------------------------------
+def render_image(widget: QWidget) -> QImage:
+    """The widget as an image of exactly its size in pixels (device pixel ratio 1, so
+    the stated size holds on a high-DPI screen too)."""
+    image = QImage(widget.size(), QImage.Format.Format_RGB32)
+    image.setDevicePixelRatio(1.0)
+    image.fill(widget.palette().color(QPalette.ColorRole.Window))
+    painter = QPainter(image)
+    painter.setRenderHints(QPainter.RenderHint.Antialiasing
+                           | QPainter.RenderHint.TextAntialiasing)
+    widget.render(painter, QPoint(0, 0))
+    painter.end()
+    return image
+
+
+def write_png(widget: QWidget, path: Path) -> Path:
+    if not render_image(widget).save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def write_svg(widget: QWidget, path: Path, title: str) -> Path:
+    """Vector text and blocks; pictures inside (heatmaps) are embedded as images."""
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(widget.size())
+    generator.setViewBox(QRect(QPoint(0, 0), widget.size()))
+    generator.setTitle(title)
+    generator.setDescription("Exported from MHA Explorer")
+    painter = QPainter()
+    if not painter.begin(generator):
+        raise OSError(f"could not write {path}")
+    painter.fillRect(QRect(QPoint(0, 0), widget.size()),
+                     widget.palette().color(QPalette.ColorRole.Window))
+    widget.render(painter, QPoint(0, 0))
+    painter.end()
+    return path
+
+
+# an offscreen copy of the views ------------------------------------------------------------
+class _Sheet(QWidget):
+    """One view, alone on an offscreen page of the export size."""
+
+    def __init__(self, view: QWidget, size: tuple[int, int]) -> None:
+        super().__init__()
+        self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(view)
+        self.view = view
+        self.setFixedSize(QSize(*size))
+        self.show()  # laid out and polished, though never on a screen
+
+
+class StageExporter:
+    """Draws stages of one config and trace with views of its own.
+
+    Use as a context manager, or call ``close()``: the views and the private
+    controller are released there.
+    """
+
+    def __init__(self, config: MHAConfig, trace=None, *, batch_index: int = 0,
+                 options: ExportOptions = ExportOptions()) -> None:
+        self.options = options
+        self.controller = Controller(config)
+        if trace is not None:
+            self.controller.show_trace(trace)
+        self.controller.set_batch_index(batch_index)
+        stage_view = StageView(self.controller)
+        stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
+        self._stage = _Sheet(stage_view, options.size)
+        self._heads = _Sheet(HeatmapPanel(self.controller), options.size)
+        QApplication.processEvents()
+
+    def __enter__(self) -> StageExporter:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for sheet in (self._stage, self._heads):
+            sheet.close()
+            sheet.deleteLater()
+        self.controller.shutdown()
+        self.controller.deleteLater()
+
+    def export_stage(self, stage: str, folder: Path) -> list[Path]:
+        """``NN-stage.png|svg`` (the stage view) and ``NN-stage-heads.png|svg`` (the maps)."""
+        self.controller.set_stage(stage)
+        QApplication.processEvents()  # let the views redraw for the stage
+        stem = stage_stem(stage)
+        title = self.controller.plan.stage(stage).title
+        written = []
+        for sheet, name, what in ((self._stage, stem, title),
+                                  (self._heads, f"{stem}-heads", f"{title}: every head")):
+            for fmt in self.options.formats:
+                path = folder / f"{name}.{fmt}"
+                if fmt == "png":
+                    written.append(write_png(sheet, path))
+                else:
+                    written.append(write_svg(sheet, path, what))
+        return written
+
+
+def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int = 0,
+                  options: ExportOptions = ExportOptions()) -> list[Path]:
+    """Draw ``stages`` (ids, or 'all') into ``folder``, plus the tables when asked;
+    returns every file written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if stages == "all":
+        stages = STAGE_IDS
+    unknown = [s for s in stages if s not in STAGE_IDS]
+    if unknown:
+        raise ValueError(f"unknown stage {unknown[0]!r}; choose from {', '.join(STAGE_IDS)}")
+    if trace is not None and trace.config != config:
+        trace = None  # a trace of another config would draw the wrong numbers
+    written: list[Path] = []
+    with StageExporter(config, trace, batch_index=batch_index, options=options) as exporter:
+        for stage in stages:
+            written += exporter.export_stage(stage, folder)
+    if options.tables:
+        written += [folder / name for name in write_tables(build_plan(config), folder)]
+    return written
