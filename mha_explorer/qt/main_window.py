@@ -1,26 +1,43 @@
 """The main window: composes the panels as docks, the menus and the shortcuts.
 
-It owns no state of its own beyond layout: the controller holds the config,
-trace and stage, and every panel subscribes to it.
+It owns no state of its own beyond layout and look: the controller holds the
+config, trace and stage, and every panel subscribes to it. Every action has a
+shortcut and lives on the window itself (not only in its menu), so the keys
+work while presentation mode hides the menus; the key help overlay reads them
+back from the actions.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from pathlib import Path
 
+from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QMainWindow, QWidget
+
+from ..core.plan import STAGE_IDS
 from .controller import Controller
 from .controls import ControlsPanel
+from .export import ExportOptions, export_stages
+from .export_dialog import ExportDialog
 from .heatmaps import HeatmapPanel
+from .help_dialog import HelpDialog
+from .key_help import KeyHelpOverlay
 from .params_panel import ParamsPanel
+from .presentation import HIDDEN_DOCKS, Presenter
 from .settings import Preferences
 from .shapes_table import ShapesTable
 from .stage_view import StageView
 from .status_bar import StatusBarView
 from .stepper import StageStepper
+from .theme import DEFAULT_THEME, THEMES, Theme, apply_theme, other_theme, theme_named
 
 WINDOW_TITLE = "MHA Explorer"
+CONTROLS_WIDTH = 300
+WIDE_LAYOUT = 1600  # narrower, the heads and the tables share one row of tabs
+BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stage
+NARROW_BOTTOM_SHARE = 0.27  # a laptop's 720 rows: the stage needs them more
+PRESENT_BOTTOM_SHARE = 0.36  # presentation type makes the heads' captions taller
 
 
 class MainWindow(QMainWindow):
@@ -51,8 +68,22 @@ class MainWindow(QMainWindow):
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("params", "Parameters && memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
 
+        self.key_help = KeyHelpOverlay(self)
+        self.help_dialog: HelpDialog | None = None
+        self._presenter = Presenter(self)
+        self._default_layout_pending = False
+        self._bare_titles: dict[str, QWidget] = {}
+        app = QApplication.instance()
+        self._app_look = (app.palette(), app.styleSheet())  # given back when the window closes
+        self._theme = theme_named(prefs.value("theme", DEFAULT_THEME) if prefs else DEFAULT_THEME)
+        self._applied: Theme | None = None
+
         self.actions: dict[str, QAction] = {}
         self._build_menus()
+        self._describe_dock_buttons()
+        self.set_theme(self._theme, remember=False)
+        self.set_reduced_motion(prefs.value("reduced_motion", False, bool) if prefs else False,
+                                remember=False)
         controller.config_changed.connect(self._remember_config)
         if prefs is not None:
             for warning in prefs.warnings:
@@ -70,46 +101,138 @@ class MainWindow(QMainWindow):
         self.docks[key] = dock
         return dock
 
-    def apply_default_layout(self) -> None:
-        """Sizes that work at 1280×720 and scale up to 1920×1080."""
-        w, h = max(self.width(), 1280), max(self.height(), 720)
+    def _describe_dock_buttons(self) -> None:
+        """Qt's own float and close buttons on each dock's title bar carry no names."""
         for dock in self.docks.values():
+            title = dock.windowTitle().replace("&&", "&")
+            for button in dock.findChildren(QAbstractButton, options=Qt.FindChildOption.FindDirectChildrenOnly):
+                float_button = "float" in button.objectName()
+                verb = "Float" if float_button else "Close"
+                button.setAccessibleName(f"{verb} the {title} panel")
+                button.setToolTip(f"Detach the {title} panel into a window of its own"
+                                  if float_button else
+                                  f"Hide the {title} panel (View menu or Alt+number brings it back)")
+
+    def _arrange(self, present: bool = False, narrow: bool = False) -> None:
+        """Put every dock in its area: the stages on top, the configuration on the
+        left, the heads and the tables under the stage (the centre keeps the width;
+        on a narrow screen they share one row of tabs). Presentation: the
+        configuration runs the full height on the left and the heads come first, the
+        tables a tab behind them."""
+        d = self.docks
+        for dock in d.values():
             dock.setFloating(False)
-            dock.show()
-        shapes, params = self.docks["shapes"], self.docks["params"]
-        if w < 1600:
-            # a small screen: shapes and parameters share the bottom as tabs
-            self.tabifyDockWidget(shapes, params)
-            shapes.raise_()
+            self.removeDockWidget(dock)  # forgets old tabs and splits
+        top, left, bottom = (Qt.DockWidgetArea.TopDockWidgetArea,
+                             Qt.DockWidgetArea.LeftDockWidgetArea,
+                             Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.addDockWidget(top, d["stages"])
+        if present:
+            self.setCorner(Qt.Corner.BottomLeftCorner, left)
+            self.addDockWidget(left, d["controls"])
+            self.addDockWidget(bottom, d["heatmaps"])
+            self.tabifyDockWidget(d["heatmaps"], d["shapes"])
+            self.tabifyDockWidget(d["shapes"], d["params"])
         else:
-            self.splitDockWidget(shapes, params, Qt.Orientation.Horizontal)
-            self.resizeDocks([shapes, params], [int(w * 0.55), int(w * 0.25)], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["controls"]], [max(300, w // 5)], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["heatmaps"]], [int(w * 0.30)], Qt.Orientation.Horizontal)
-        self.resizeDocks([shapes], [int(h * 0.28)], Qt.Orientation.Vertical)
+            self.addDockWidget(left, d["controls"])
+            self.addDockWidget(bottom, d["shapes"])
+            if narrow:
+                self.tabifyDockWidget(d["shapes"], d["heatmaps"])
+            else:
+                self.splitDockWidget(d["shapes"], d["heatmaps"], Qt.Orientation.Horizontal)
+            self.tabifyDockWidget(d["shapes"], d["params"])
+        for dock in d.values():
+            dock.show()
+        # the heads lead on a projector; on a laptop's short tab row the table reads better
+        front = d["heatmaps" if present else "shapes"]
+        self._bring_to_front(front)
+        QTimer.singleShot(0, lambda: self._bring_to_front(front))  # tab bars come at the next layout
+
+    @staticmethod
+    def _bring_to_front(dock: QDockWidget) -> None:
+        """Make a tabbed dock the current tab. QWidget.raise_ does nothing for the
+        window's last child (re-docking can leave a dock there), so lower it first."""
+        dock.lower()
+        dock.raise_()
+
+    def apply_default_layout(self) -> None:
+        """Sizes that work at 1280×720 and give the stage most of a 1920×1080 screen.
+
+        The diagram needs about 980 × 640 pixels to draw at full size (labels at 14 pt
+        and up); with the heads in a column on the right the centre of a 1920 screen
+        was squeezed to 0.6-0.85 of that, so the heads sit under the stage, beside
+        the tables, and the centre keeps the width.
+        """
+        if self._presenter.active:
+            return
+        w, h = max(self.width(), 1280), max(self.height(), 720)
+        narrow = w < WIDE_LAYOUT
+        self._arrange(narrow=narrow)
+        d = self.docks
+        controls_w = max(CONTROLS_WIDTH, self.controls.minimumSizeHint().width())
+        self.resizeDocks([d["controls"]], [controls_w], Qt.Orientation.Horizontal)
+        if not narrow:
+            self.resizeDocks([d["shapes"], d["heatmaps"]], [int(w * 0.52), int(w * 0.48)],
+                             Qt.Orientation.Horizontal)
+        self.resizeDocks([d["shapes"]], [int(h * (NARROW_BOTTOM_SHARE if narrow else BOTTOM_SHARE))],
+                         Qt.Orientation.Vertical)
+
+    def apply_presentation_layout(self) -> None:
+        """Full screen at projector type: the stage across the whole width; under it
+        the basic controls and the heads (the tables a tab away); no title bars."""
+        w, h = max(self.width(), 1280), max(self.height(), 720)
+        self._arrange(present=True)
+        for key in HIDDEN_DOCKS:
+            self.docks[key].hide()
+        d = self.docks
+        self.resizeDocks([d["controls"]], [self.controls.minimumSizeHint().width()],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([d["heatmaps"]], [int(h * PRESENT_BOTTOM_SHARE)], Qt.Orientation.Vertical)
+
+    def set_title_bars(self, visible: bool) -> None:
+        """Show the docks' title bars, or swap in empty ones (presentation mode: no
+        dragging panels about in front of a class, and the room goes to the stage)."""
+        for key, dock in self.docks.items():
+            if visible:
+                dock.setTitleBarWidget(None)
+            else:
+                if key not in self._bare_titles:
+                    self._bare_titles[key] = QWidget(dock)
+                dock.setTitleBarWidget(self._bare_titles[key])
 
     def sizeHint(self) -> QSize:
         return QSize(1280, 720)
 
     def restore_layout(self) -> None:
-        if self.prefs is None:
-            self.apply_default_layout()
-            return
-        geometry, state = self.prefs.load_layout()
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is None or not self.restoreState(state):
+        if self.prefs is not None:
+            geometry, state = self.prefs.load_layout()
+            if geometry is not None:
+                self.restoreGeometry(geometry)
+            if state is not None and self.restoreState(state):
+                return
+        self.apply_default_layout()
+        # sizes set before the window is shown are guesses: redo them at its real size
+        self._default_layout_pending = True
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._default_layout_pending:
+            self._default_layout_pending = False
             self.apply_default_layout()
 
     # menus and shortcuts ---------------------------------------------------------
-    def _action(self, key: str, text: str, shortcut, slot, menu, tip: str) -> QAction:
+    def _action(self, key: str, text: str, shortcut, slot, menu, tip: str, *,
+                checkable: bool = False) -> QAction:
         action = QAction(text, self)
-        action.setShortcuts([QKeySequence(s) for s in (shortcut if isinstance(shortcut, (list, tuple)) else [shortcut])])
+        keys = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
+        action.setShortcuts([QKeySequence(s) for s in keys])
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.setToolTip(tip)
         action.setStatusTip(tip)
-        action.triggered.connect(slot)
-        menu.addAction(action)
+        action.setCheckable(checkable)
+        (action.toggled if checkable else action.triggered).connect(slot)
+        if menu is not None:
+            menu.addAction(action)
         self.addAction(action)  # shortcuts work while menus are hidden (presentation mode)
         self.actions[key] = action
         return action
@@ -118,8 +241,10 @@ class MainWindow(QMainWindow):
         c = self.controller
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        self._action("quit", "&Quit", "Ctrl+Q",
-                     self.close, file_menu, "Close MHA Explorer")
+        self._action("export", "&Export…", "Ctrl+E", self.open_export_dialog, file_menu,
+                     "Write the stage pictures (PNG, SVG) and the tables (CSV, Markdown)")
+        file_menu.addSeparator()
+        self._action("quit", "&Quit", "Ctrl+Q", self.close, file_menu, "Close MHA Explorer")
 
         stage = bar.addMenu("&Stage")
         self._action("previous", "&Previous stage", [Qt.Key.Key_Left, Qt.Key.Key_PageUp],
@@ -139,10 +264,127 @@ class MainWindow(QMainWindow):
             toggle.setShortcut(QKeySequence(f"Alt+{i}"))
             toggle.setToolTip(f"Show or hide the {dock.windowTitle()} panel (Alt+{i})")
             view.addAction(toggle)
+            self.addAction(toggle)
             self.actions[f"toggle_{key}"] = toggle
-        view.addSeparator()
         self._action("reset_layout", "&Reset layout", "Ctrl+Shift+R", self.apply_default_layout,
                      view, "Put every panel back where it started")
+        view.addSeparator()
+        self._action("presentation", "Presentation &mode", "F11", self.set_presentation, view,
+                     "Full screen, projector-sized type, only the controls a class needs "
+                     "(F11; Esc leaves)", checkable=True)
+        leave = self._action("leave_presentation", "Leave presentation mode", "Esc",
+                             lambda: self.set_presentation(False), None,
+                             "Back to the window as it was")
+        leave.setEnabled(False)  # Esc means nothing to the window otherwise
+        themes = view.addMenu("&Theme")
+        self._action("theme", "&Switch theme", "Ctrl+Shift+T", self.toggle_theme, themes,
+                     "Switch between the light and the dark theme")
+        themes.addSeparator()
+        group = QActionGroup(self)
+        for theme, keys in zip(THEMES.values(), ("Ctrl+Shift+L", "Ctrl+Shift+D")):
+            action = self._action(f"theme_{theme.name}", f"&{theme.label}", keys,
+                                  lambda checked, t=theme: checked and self.set_theme(t), themes,
+                                  f"The {theme.name} theme; every text at 7:1 contrast or more",
+                                  checkable=True)
+            group.addAction(action)
+        self._action("reduced_motion", "Reduced &motion", "Ctrl+Shift+M",
+                     self.set_reduced_motion, view,
+                     "Jump between stages instead of sliding", checkable=True)
+
+        help_menu = bar.addMenu("&Help")
+        self._action("help", "&How to use", "F1", self.show_help, help_menu,
+                     "What each panel shows and how to drive it (F1)")
+        self._action("key_help", "&Keyboard shortcuts", "?", self.show_key_help, help_menu,
+                     "Every shortcut on one card (?)")
+
+    # look ---------------------------------------------------------------------------
+    @property
+    def theme(self) -> Theme:
+        return self._theme
+
+    def set_theme(self, theme: Theme | str, remember: bool = True) -> None:
+        """Light or dark, for the whole application; remembered in the preferences."""
+        self._theme = theme_named(theme) if isinstance(theme, str) else theme
+        if self._theme is not self._applied:  # re-styling every widget is not free
+            self._applied = self._theme
+            apply_theme(QApplication.instance(), self._theme)
+        self.actions[f"theme_{self._theme.name}"].setChecked(True)
+        if remember and self.prefs is not None:
+            self.prefs.set_value("theme", self._theme.name)
+
+    def toggle_theme(self) -> None:
+        self.set_theme(other_theme(self._theme))
+
+    def set_reduced_motion(self, reduced: bool, remember: bool = True) -> None:
+        self.stage_view.set_reduced_motion(bool(reduced))
+        action = self.actions["reduced_motion"]
+        action.blockSignals(True)  # a reflection of the state, not a new request
+        action.setChecked(bool(reduced))
+        action.blockSignals(False)
+        if remember and self.prefs is not None:
+            self.prefs.set_value("reduced_motion", bool(reduced))
+
+    @property
+    def presenting(self) -> bool:
+        return self._presenter.active
+
+    def set_presentation(self, on: bool) -> None:
+        """Full screen with projector type and the advanced controls tucked away
+        (on), or back to the window exactly as it was (off)."""
+        on = bool(on)
+        if on == self._presenter.active:
+            return
+        if on:
+            self._presenter.enter()
+        else:
+            self._presenter.leave()
+        self.actions["presentation"].setChecked(on)
+        self.actions["leave_presentation"].setEnabled(on)
+
+    # help -----------------------------------------------------------------------------
+    def show_key_help(self) -> None:
+        self.key_help.open()
+
+    def show_help(self) -> HelpDialog:
+        if self.help_dialog is None:
+            self.help_dialog = HelpDialog(self)
+        self.help_dialog.show()
+        self.help_dialog.raise_()
+        return self.help_dialog
+
+    # export ----------------------------------------------------------------------------
+    def _export_folder(self) -> Path:
+        saved = self.prefs.value("export/folder", "", str) if self.prefs is not None else ""
+        if saved:
+            return Path(saved)
+        pictures = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.PicturesLocation) or str(Path.home())
+        return Path(pictures) / "mha-explorer"
+
+    def open_export_dialog(self) -> None:
+        dialog = ExportDialog(self._export_folder(), self)
+        if dialog.exec() == ExportDialog.DialogCode.Accepted:
+            self.export_current(dialog.folder(), options=dialog.options(),
+                                all_stages=dialog.all_stages())
+            if self.prefs is not None:
+                self.prefs.set_value("export/folder", str(dialog.folder()))
+        dialog.deleteLater()
+
+    def export_current(self, folder, *, options: ExportOptions = ExportOptions(),
+                       all_stages: bool = False) -> list[Path]:
+        """Write the current stage (or every stage) and the tables into ``folder``;
+        returns the files. A failure is reported in the status bar, never raised."""
+        c = self.controller
+        trace = c.trace if c.trace is not None and c.trace.config == c.config else None
+        stages = STAGE_IDS if all_stages else (c.stage,)
+        try:
+            written = export_stages(c.config, trace, stages, folder,
+                                    batch_index=c.batch_index, options=options)
+        except OSError as exc:
+            self.statusBar().showMessage(f"export failed: {exc}", 10_000)
+            return []
+        self.statusBar().showMessage(f"exported {len(written)} files to {folder}", 10_000)
+        return written
 
     # persistence ---------------------------------------------------------------
     def _remember_config(self, cfg) -> None:
@@ -150,9 +392,14 @@ class MainWindow(QMainWindow):
             self.prefs.save_config(cfg)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.set_presentation(False)  # so the saved layout and the font are the everyday ones
         self.controller.shutdown()
         if self.prefs is not None:
             self.prefs.save_layout(self.saveGeometry(), self.saveState())
             self.prefs.save_config(self.controller.config)
             self.prefs.sync()
+        app = QApplication.instance()
+        palette, sheet = self._app_look
+        app.setStyleSheet(sheet)  # the application looks as it did before this window
+        app.setPalette(palette)
         super().closeEvent(event)
