@@ -1,7 +1,8 @@
 """The command line: ``mha-explorer`` opens the window; subcommands serve scripts.
 
 ``shapes`` answers from the stage plan alone and never imports torch or Qt.
-Bad input is one line on stderr and exit code 2.
+``export`` draws stages to files without a window (offscreen when there is no
+display). Bad input is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -9,14 +10,18 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from .core.config import DEVICES, DTYPES, ALIGNMENTS, ConfigError, MHAConfig, sentence_tokens
+from .core.export_spec import parse_formats, parse_size, parse_stages
 from .core.plan import STAGE_IDS, Plan, build_plan
 from .core.presets import PRESETS, get_preset
 
 EXIT_USAGE = 2
+THEME_NAMES = ("light", "dark")  # as mha_explorer.qt.theme names them; no Qt import here
 
 
 class UsageError(Exception):
@@ -168,7 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(parser)
     parser.add_argument("--stage", choices=STAGE_IDS, help="the stage to open on")
     parser.add_argument("--present", action="store_true",
-                        help="start in presentation mode (fullscreen, large type)")
+                        help="start in presentation mode: full screen, projector-sized type, "
+                        "advanced controls tucked away (F11 or Esc leaves)")
+    parser.add_argument("--theme", choices=THEME_NAMES,
+                        help="light or dark (default: the one used last); remembered")
     parser.add_argument("--settings", metavar="FILE",
                         help="read and keep preferences in this file instead of the user's")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -178,6 +186,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(shapes, inherit=True)
     shapes.add_argument("--json", action="store_true", help="print JSON instead of a table")
     shapes.add_argument("--list-presets", action="store_true", help="list the presets and exit")
+
+    export = sub.add_parser(
+        "export", help="draw stages to PNG/SVG files and write the tables, without a window",
+        description="Compute the layer once and draw each chosen stage as NN-stage.png/.svg "
+        "(the stage view) and NN-stage-heads.png/.svg (a map per head), plus shapes.csv, "
+        "shapes.md, params.csv and params.md. Runs without a display.")
+    add_config_flags(export, inherit=True)
+    export.add_argument("--stage", dest="export_stage", default="all", metavar="ID",
+                        help=f"'all' (the default) or one of: {', '.join(STAGE_IDS)}")
+    export.add_argument("--out", required=True, metavar="DIR",
+                        help="folder to write into (made if missing)")
+    export.add_argument("--size", default="1920x1080", metavar="WxH",
+                        help="picture size in pixels (default 1920x1080)")
+    export.add_argument("--format", default="png,svg", metavar="LIST",
+                        help="png, svg or png,svg (default both)")
+    export.add_argument("--theme", dest="export_theme", choices=THEME_NAMES,
+                        help="colours of the pictures (default light)")
+    export.add_argument("--no-tables", action="store_true", help="pictures only")
     return parser
 
 
@@ -203,6 +229,60 @@ def _cmd_shapes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_choices(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[int, int],
+                                                       tuple[str, ...], Path]:
+    """Stages, size, formats and folder from the flags; UsageError for a bad one.
+    Checked before torch or Qt load, so a typo costs nothing."""
+    checks = (("--stage", parse_stages, args.export_stage), ("--size", parse_size, args.size),
+              ("--format", parse_formats, args.format))
+    values = []
+    for flag, parse, text in checks:
+        try:
+            values.append(parse(text))
+        except ValueError as exc:
+            raise UsageError(f"argument {flag}: {exc}") from None
+    out = Path(args.out)
+    if not args.out.strip() or (out.exists() and not out.is_dir()):
+        raise UsageError(f"argument --out: '{args.out}' is not a folder")
+    return (*values, out)
+
+
+def _headless() -> None:
+    """No display (CI, a server, ssh): draw offscreen. Must happen before Qt loads."""
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
+                                                 or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    stages, size, formats, out = _export_choices(args)
+    config = config_from_args(args)
+    _headless()
+    from .core import engine  # torch: only once the flags are known to be good
+    from .core.memory import MemoryBudgetError
+
+    try:
+        trace = engine.run(config)
+    except MemoryBudgetError as exc:  # shapes and arithmetic still draw, without values
+        print(f"mha-explorer: note: not computed ({one_line(str(exc))}); "
+              "the pictures show shapes only", file=sys.stderr)
+        trace = None
+    from .qt.app import application
+    from .qt.export import ExportOptions, export_stages
+    from .qt.theme import apply_theme, theme_named
+
+    app = application()
+    apply_theme(app, theme_named(args.export_theme or getattr(args, "theme", None) or "light"))
+    try:
+        written = export_stages(config, trace, stages, out, options=ExportOptions(
+            size=size, formats=formats, tables=not args.no_tables))
+    except OSError as exc:
+        return _fail(f"could not write to {out}: {exc.strerror or exc}")
+    for path in written:
+        print(path)
+    return 0
+
+
 def one_line(text: str) -> str:
     """``text`` with every character that would break the line (a newline typed
     into a flag's value, say) written as its escape, so an error stays one line."""
@@ -221,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command == "shapes":
             return _cmd_shapes(args)
+        if args.command == "export":
+            return _cmd_export(args)
         if args.command is None:
             from .qt.app import run_app  # Qt is imported only to open the window
 

@@ -49,8 +49,10 @@ def run_app(args: argparse.Namespace) -> int:
     config = config_from_args(args, prefs.load_config() or MHAConfig())
     app = application()
     window = build_window(config, prefs, stage=args.stage)
+    if getattr(args, "theme", None):
+        window.set_theme(args.theme)  # chosen on the command line: remembered like the menu's
     window.show()
-    if getattr(args, "present", False) and hasattr(window, "set_presentation"):
+    if getattr(args, "present", False):
         window.set_presentation(True)
     QTimer.singleShot(0, window.controller.start)  # torch loads after the first paint
     return app.exec()

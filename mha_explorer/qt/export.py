@@ -19,15 +19,12 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from ..core.config import MHAConfig
+from ..core.export_spec import DEFAULT_SIZE, FORMATS, stage_stem
 from ..core.plan import STAGE_IDS, build_plan
 from ..core.tables import write_tables
 from .controller import Controller
 from .heatmaps import HeatmapPanel
 from .stage_view import StageView
-
-FORMATS = ("png", "svg")
-DEFAULT_SIZE = (1920, 1080)
-MIN_SIDE, MAX_SIDE = 320, 8192  # smaller cannot hold the diagram; larger is a memory hazard
 
 
 @dataclass(frozen=True)
@@ -37,33 +34,6 @@ class ExportOptions:
     size: tuple[int, int] = DEFAULT_SIZE
     formats: tuple[str, ...] = FORMATS
     tables: bool = True
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """'1920x1080' -> (1920, 1080); ValueError with a sentence for anything else."""
-    parts = str(text).lower().replace("×", "x").split("x")
-    try:
-        w, h = (int(p.strip()) for p in parts)
-    except ValueError:
-        raise ValueError(f"size '{text}' is not WIDTHxHEIGHT, e.g. 1920x1080") from None
-    for side in (w, h):
-        if not MIN_SIDE <= side <= MAX_SIDE:
-            raise ValueError(f"size '{text}': each side must be {MIN_SIDE} to {MAX_SIDE} pixels")
-    return w, h
-
-
-def parse_formats(text: str) -> tuple[str, ...]:
-    """'png,svg' -> ('png', 'svg'); ValueError for an unknown or empty list."""
-    chosen = [f.strip().lower() for f in str(text).split(",") if f.strip()]
-    unknown = [f for f in chosen if f not in FORMATS]
-    if unknown or not chosen:
-        raise ValueError(f"format '{text}': choose from {', '.join(FORMATS)} (comma-separated)")
-    return tuple(dict.fromkeys(chosen))  # in the order given, once each
-
-
-def stage_stem(stage: str) -> str:
-    """'scores' -> '05-scores': files sort in the order of the stages."""
-    return f"{STAGE_IDS.index(stage) + 1:02d}-{stage}"
 
 
 # rendering one widget ---------------------------------------------------------------------
