@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+    QAbstractButton, QAbstractItemView, QComboBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
     QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
 )
 
@@ -42,11 +42,20 @@ class HeadDialog(QDialog):
 
         self.query_combo = QComboBox()
         self.k_spin = QSpinBox(minimum=1, maximum=DEFAULT_TOP_K, value=DEFAULT_TOP_K)
+        self.query_combo.setAccessibleName("Query")
+        self.query_combo.setToolTip("The query whose strongest keys are listed (or click a row)")
+        self.k_spin.setAccessibleName("Keys listed")
+        self.k_spin.setToolTip("How many of the strongest keys to list")
         self.top_table = QTableWidget(0, 3)
         self.top_table.setHorizontalHeaderLabels(["key", "position", "weight"])
         self.top_table.verticalHeader().setVisible(False)
         self.top_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.top_table.horizontalHeader().setStretchLastSection(True)
+        self.top_table.setAccessibleName("Strongest keys")
+        self.top_table.setToolTip("The keys this query attends to most, strongest first")
+        for corner in self.top_table.findChildren(QAbstractButton):  # Qt's own, unnamed
+            corner.setAccessibleName("Select all keys")
+            corner.setToolTip("Select the whole list")
         form = QFormLayout()
         form.addRow("&query", self.query_combo)
         form.addRow("&top k", self.k_spin)

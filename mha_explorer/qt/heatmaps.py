@@ -84,6 +84,11 @@ class HeatmapPanel(QWidget):
             "colour the weights from 0 to the largest one shown instead of 0 to 1")
         self.rows_spin = QSpinBox(keyboardTracking=False)
         self.rows_spin.setToolTip("first query row computed exactly and shown")
+        for widget, name in ((self.batch_spin, "Batch element shown"),
+                             (self.tensor_combo, "Projection shown"),
+                             (self.stretch_check, "Stretch colours"),
+                             (self.rows_spin, "First query row shown")):
+            widget.setAccessibleName(name)  # what a screen reader says for the control
         self.caption = QLabel(wordWrap=True)
         self.hover_label = QLabel(
             " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -49,7 +49,8 @@ def shortcut_groups(window: QMainWindow) -> list[tuple[str, list[tuple[str, list
         rows = _menu_rows(top.menu())
         listed.update(id(a) for _, a in rows)
         groups.append((plain(top.text()), [(text, key_texts(a)) for text, a in rows]))
-    extra = [(plain(a.text()), key_texts(a)) for a in window.actions()
+    # QWidget.actions itself: MainWindow.actions is its dict of actions by key
+    extra = [(plain(a.text()), key_texts(a)) for a in QWidget.actions(window)
              if id(a) not in listed and key_texts(a)]
     if extra:
         groups.append(("Anywhere", extra))

@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
         self.actions: dict[str, QAction] = {}
         self._build_menus()
         self._describe_dock_buttons()
+        self.describe_qt_parts()
         self.set_theme(self._theme, remember=False)
         self.set_reduced_motion(prefs.value("reduced_motion", False, bool) if prefs else False,
                                 remember=False)
@@ -112,6 +113,23 @@ class MainWindow(QMainWindow):
                 button.setToolTip(f"Detach the {title} panel into a window of its own"
                                   if float_button else
                                   f"Hide the {title} panel (View menu or Alt+number brings it back)")
+
+    def describe_qt_parts(self) -> None:
+        """Name the buttons Qt makes on its own (the menu bar's overflow arrow, the
+        scroll arrows of dock tab bars, a table's corner), which carry no names or
+        tips. Tab bars appear when docks are tabbed, so this runs after each layout."""
+        parts = {
+            "qt_menubar_ext_button": ("More menus", "Menus that do not fit the window"),
+            "ScrollLeftButton": ("Earlier tabs", "Show the tabs to the left"),
+            "ScrollRightButton": ("Later tabs", "Show the tabs to the right"),
+            "qt_tableview_cornerbutton": ("Select all", "Select the whole table"),
+        }
+        for button in self.findChildren(QAbstractButton):
+            name, tip = parts.get(button.objectName(), ("", ""))
+            if name and not button.accessibleName():
+                button.setAccessibleName(name)
+            if tip and not button.toolTip():
+                button.setToolTip(tip)
 
     def _arrange(self, present: bool = False, narrow: bool = False) -> None:
         """Put every dock in its area: the stages on top, the configuration on the
@@ -145,8 +163,13 @@ class MainWindow(QMainWindow):
             dock.show()
         # the heads lead on a projector; on a laptop's short tab row the table reads better
         front = d["heatmaps" if present else "shapes"]
+        self.layout().activate()  # makes the tab bars of the tabbed docks now
+        self._after_layout(front)
+        QTimer.singleShot(0, lambda: self._after_layout(front))  # and once more when laid out
+
+    def _after_layout(self, front: QDockWidget) -> None:
         self._bring_to_front(front)
-        QTimer.singleShot(0, lambda: self._bring_to_front(front))  # tab bars come at the next layout
+        self.describe_qt_parts()
 
     @staticmethod
     def _bring_to_front(dock: QDockWidget) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QRect, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -22,13 +22,20 @@ HIDDEN_DOCKS = ("params",)  # the arithmetic is for reading up close, not projec
 class SavedLook:
     font: QFont
     state: QByteArray
-    geometry: QByteArray
+    geometry: QRect  # the normal (not maximized) frame; restoreGeometry would clamp it
     window_state: Qt.WindowState
     menu_bar: bool
     status_bar: bool
     advanced: bool
     labels_above: bool
     bottom_left: Qt.DockWidgetArea  # saveState does not keep the corners
+
+
+def set_application_font(font: QFont) -> None:
+    """Qt posts the change to the widgets; deliver it now, so the layout that follows
+    measures the new type rather than the old."""
+    QApplication.setFont(font)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationFontChange)
 
 
 def presentation_font(font: QFont) -> QFont:
@@ -52,14 +59,17 @@ class Presenter:
         if self.active:
             return
         w = self._window
+        plain = not (w.windowState() & (Qt.WindowState.WindowMaximized
+                                        | Qt.WindowState.WindowFullScreen))
         self._saved = SavedLook(
-            font=QFont(QApplication.font()), state=w.saveState(), geometry=w.saveGeometry(),
+            font=QFont(QApplication.font()), state=w.saveState(),
+            geometry=QRect(w.geometry() if plain else w.normalGeometry()),
             window_state=w.windowState(), menu_bar=not w.menuBar().isHidden(),
             status_bar=not w.statusBar().isHidden(), advanced=w.controls.advanced_visible,
             labels_above=w.controls.labels_above,
             bottom_left=w.corner(Qt.Corner.BottomLeftCorner),
         )
-        QApplication.setFont(presentation_font(self._saved.font))
+        set_application_font(presentation_font(self._saved.font))
         w.menuBar().hide()
         w.statusBar().hide()
         w.controls.set_advanced_visible(False)
@@ -73,14 +83,15 @@ class Presenter:
             return
         w, saved = self._window, self._saved
         self._saved = None
-        QApplication.setFont(saved.font)
+        set_application_font(saved.font)
         w.controls.set_advanced_visible(saved.advanced)
         w.controls.set_labels_above(saved.labels_above)
         w.set_title_bars(True)
         w.setCorner(Qt.Corner.BottomLeftCorner, saved.bottom_left)
         w.menuBar().setVisible(saved.menu_bar)
         w.statusBar().setVisible(saved.status_bar)
-        w.setWindowState(saved.window_state)
-        w.restoreGeometry(saved.geometry)
+        w.setWindowState(Qt.WindowState.WindowNoState)  # out of full screen first
+        w.setGeometry(saved.geometry)
+        w.setWindowState(saved.window_state)  # maximized again, when it was
         w.show()
         w.restoreState(saved.state)

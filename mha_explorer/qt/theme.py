@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QToolTip, QWidget
 
@@ -262,6 +262,9 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
     app.setPalette(palette)
     QToolTip.setPalette(palette)  # tool tips keep a palette of their own
     app.setStyleSheet(style_sheet(theme))
+    # Qt posts the change to the widgets: deliver it now, so whatever is drawn or
+    # measured next (an export, a test) is already in the new theme
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)
 
 
 def theme_of(widget: QWidget) -> Theme:
