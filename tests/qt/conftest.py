@@ -34,3 +34,32 @@ def make_controller(qtbot):
 @pytest.fixture
 def controller(make_controller):
     return make_controller()
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    """The real main window on a small config, with preferences in tmp_path; closed
+    at the end, which stops its thread and gives the application its look back."""
+    from mha_explorer.qt.app import build_window
+    from mha_explorer.qt.settings import Preferences
+
+    made = []
+
+    def make(config: MHAConfig | None = None, *, size=(1280, 720), settings=None, wait=True):
+        prefs = Preferences(str(settings or tmp_path / "settings.ini"))
+        window = build_window(config or MHAConfig(d_model=64, n_heads=4, batch=2, seq=6,
+                                                  device="cpu"), prefs)
+        made.append(window)
+        qtbot.addWidget(window)
+        window.resize(*size)
+        window.show()
+        qtbot.waitExposed(window)
+        if wait:
+            with qtbot.waitSignal(window.controller.trace_ready, timeout=TRACE_TIMEOUT_MS):
+                window.controller.start()
+        return window
+
+    yield make
+    for window in made:
+        window.close()
+        assert not window.controller._thread.isRunning(), "the compute thread outlived the test"

@@ -1,0 +1,126 @@
+"""Export: pictures of the stated size that decode and are not blank, SVGs that parse
+with an <svg> root, tables whose numbers are the plan's; the window's own stage
+never moves."""
+
+from __future__ import annotations
+
+import csv
+import xml.etree.ElementTree as ET
+
+import pytest
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QImage
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages, stage_stem
+from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.qt.export import ExportOptions, export_stages
+
+SIZE = (800, 450)
+
+
+def assert_picture(path, size=SIZE) -> None:
+    assert path.is_file() and path.stat().st_size > 0, path
+    image = QImage(str(path))
+    assert not image.isNull(), path
+    assert image.size() == QSize(*size), (path, image.size())
+    # not a blank page: a stage picture has ink, fills and colours
+    colours = {image.pixel(x, y) for x in range(0, size[0], 7) for y in range(0, size[1], 7)}
+    assert len(colours) > 20, (path, len(colours))
+
+
+def assert_svg(path, size=SIZE) -> None:
+    root = ET.parse(path).getroot()
+    assert root.tag.rsplit("}", 1)[-1] == "svg", root.tag
+    assert root.get("viewBox", "").split()[2:] == [str(size[0]), str(size[1])]
+    assert len(list(root.iter())) > 20, path  # drawn, not an empty document
+
+
+def assert_tables_match_the_plan(folder, config: MHAConfig) -> None:
+    plan = build_plan(config)
+    with open(folder / "shapes.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    expected = [(s.id, t.name, t.nbytes, s.flops, s.bytes) for s in plan.stages for t in s.tensors]
+    got = [(r["stage"], r["tensor"], int(r["bytes"]), int(r["stage_flops"]), int(r["stage_bytes"]))
+           for r in rows]
+    assert got == expected
+    for r, (stage, tensor) in zip(rows, [(s, t) for s in plan.stages for t in s.tensors]):
+        assert r["shape"] == " × ".join(map(str, tensor.shape))
+        assert r["strides"] == " × ".join(map(str, tensor.strides))
+    with open(folder / "params.csv", newline="", encoding="utf-8") as f:
+        params = {r["parameter"]: int(r["count"]) for r in csv.DictReader(f)}
+    for term in plan.params.terms:
+        assert params[term.name] == term.count
+    assert params["total"] == plan.params.total
+    assert params["KV cache per token (bytes)"] == plan.memory.kv_cache_per_token
+    assert params["attention matrix (bytes)"] == plan.memory.attention_matrix
+    assert (folder / "shapes.md").read_text(encoding="utf-8").startswith("| stage |")
+    assert f"{plan.params.total:,}" in (folder / "params.md").read_text(encoding="utf-8")
+
+
+def test_a_stage_exports_as_sized_pictures_and_matching_tables(qtbot, controller, tmp_path):
+    cfg, trace = controller.config, controller.trace
+    written = export_stages(cfg, trace, ["scores"], tmp_path, options=ExportOptions(size=SIZE))
+    names = sorted(p.name for p in written)
+    assert names == sorted(["05-scores.png", "05-scores.svg", "05-scores-heads.png",
+                            "05-scores-heads.svg", "shapes.csv", "shapes.md", "params.csv",
+                            "params.md"])
+    for name in ("05-scores.png", "05-scores-heads.png"):
+        assert_picture(tmp_path / name)
+    for name in ("05-scores.svg", "05-scores-heads.svg"):
+        assert_svg(tmp_path / name)
+    assert_tables_match_the_plan(tmp_path, cfg)
+
+
+def test_every_stage_exports_in_order_without_a_trace_too(qtbot, tmp_path):
+    cfg = MHAConfig(d_model=32, n_heads=4, n_kv_heads=2, batch=1, seq=5, causal=True)
+    written = export_stages(cfg, None, "all", tmp_path,
+                            options=ExportOptions(size=(640, 360), formats=("png",), tables=False))
+    assert [p.name for p in written] == [f"{stage_stem(s)}{part}.png" for s in STAGE_IDS
+                                         for part in ("", "-heads")]
+    for path in written[::2]:  # the stage views: shapes and arithmetic need no trace
+        assert_picture(path, (640, 360))
+
+
+def test_the_window_exports_its_stage_and_stays_on_it(qtbot, make_window, tmp_path):
+    window = make_window()
+    window.controller.set_stage("merge")
+    written = window.export_current(tmp_path / "out", options=ExportOptions(size=(960, 540)))
+    assert window.controller.stage == "merge"
+    assert {p.name for p in written} >= {"08-merge.png", "08-merge.svg", "08-merge-heads.png"}
+    assert_picture(tmp_path / "out" / "08-merge.png", (960, 540))
+    assert_tables_match_the_plan(tmp_path / "out", window.controller.config)
+    written = window.export_current(tmp_path / "all", all_stages=True,
+                                    options=ExportOptions(formats=("svg",), tables=False))
+    assert len(written) == 2 * len(STAGE_IDS) and window.controller.stage == "merge"
+
+
+def test_an_unwritable_folder_is_a_message_not_an_exception(qtbot, make_window, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    window = make_window()
+    assert window.export_current(blocker / "inside") == []
+    assert "export failed" in window.statusBar().currentMessage()
+
+
+@pytest.mark.parametrize("text, size", [("1920x1080", (1920, 1080)), ("640×360", (640, 360)),
+                                        (" 800 x 600 ", (800, 600))])
+def test_sizes_parse(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "1920", "1920x", "x1080", "axb", "100x100", "9000x1080",
+                                  "1920x1080x3", "-640x360"])
+def test_bad_sizes_are_refused_with_a_sentence(text):
+    with pytest.raises(ValueError, match="'"):
+        parse_size(text)
+
+
+def test_formats_and_stages_parse():
+    assert parse_formats("svg, PNG,svg") == ("svg", "png")
+    for bad in ("", "gif", "png,,jpg"):
+        with pytest.raises(ValueError):
+            parse_formats(bad)
+    assert parse_stages("all") == STAGE_IDS and parse_stages("merge") == ("merge",)
+    with pytest.raises(ValueError):
+        parse_stages("Merge")

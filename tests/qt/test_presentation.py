@@ -1,0 +1,106 @@
+"""Presentation mode: projector type everywhere, the advanced controls and the
+arithmetic tucked away, keys still stepping; and back to exactly what was there."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QApplication, QLabel
+
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.qt.presentation import BODY_PT
+
+
+def panel_type(window) -> dict[str, float]:
+    """Point sizes of the text a class reads, panel by panel."""
+    view, params = window.stage_view, window.params
+    sizes = {name: getattr(view, name).font().pointSizeF()
+             for name in ("counter", "title", "formula", "explanation", "costs")}
+    sizes["code"] = view.code_panel.point_size()
+    sizes["params"] = min(label.font().pointSizeF() for label in params.findChildren(QLabel))
+    sizes["stepper"] = min(b.font().pointSizeF() for b in window.stepper.stage_buttons.values())
+    sizes["heatmap caption"] = window.heatmaps.caption.font().pointSizeF()
+    sizes["heatmap titles"] = min(c.title.font().pointSizeF() for c in window.heatmaps.cells)
+    sizes["controls"] = window.controls.d_model_spin.font().pointSizeF()
+    sizes["shapes"] = window.shapes.font().pointSizeF()
+    return sizes
+
+
+def advanced_widgets(controls):
+    return [controls.dtype_combo, controls.device_combo, controls.seed_spin,
+            controls.cross_check, controls.kv_seq_spin, controls.alignment_combo]
+
+
+def basic_widgets(controls):
+    return [controls.preset_combo, controls.d_model_spin, controls.heads_spin,
+            controls.batch_spin, controls.seq_spin, controls.sentence_edit,
+            controls.causal_check, controls.bias_check, *controls.kv_buttons.values()]
+
+
+def test_presentation_enlarges_the_type_and_tucks_away_the_advanced_controls(qtbot, make_window):
+    window = make_window()
+    app = QApplication.instance()
+    font_before = QFont(app.font())
+    type_before = panel_type(window)
+    docks_before = {key: dock.isVisible() for key, dock in window.docks.items()}
+    size_before = window.size()
+    assert all(w.isVisible() for w in advanced_widgets(window.controls))
+
+    window.set_presentation(True)
+    qtbot.waitUntil(lambda: window.isFullScreen())
+    assert window.presenting and window.actions["presentation"].isChecked()
+    assert app.font().pointSizeF() >= BODY_PT >= 20
+    for panel, points in panel_type(window).items():
+        assert points >= 20, (panel, points)
+    assert not any(w.isVisible() for w in advanced_widgets(window.controls))
+    assert all(w.isVisible() for w in basic_widgets(window.controls))
+    assert not window.docks["params"].isVisible()  # the arithmetic is for reading up close
+    assert window.docks["stages"].isVisible() and window.docks["heatmaps"].isVisible()
+    assert window.menuBar().isHidden() and window.statusBar().isHidden()
+
+    window.set_presentation(False)
+    qtbot.waitUntil(lambda: not window.isFullScreen())
+    assert not window.presenting and not window.actions["presentation"].isChecked()
+    assert app.font() == font_before
+    assert panel_type(window) == type_before
+    assert {key: dock.isVisible() for key, dock in window.docks.items()} == docks_before
+    assert all(w.isVisible() for w in advanced_widgets(window.controls))
+    assert not window.controls.labels_above
+    assert not window.menuBar().isHidden() and not window.statusBar().isHidden()
+    qtbot.waitUntil(lambda: window.size() == size_before)
+
+
+@pytest.mark.parametrize("leave_key", [Qt.Key.Key_Escape, Qt.Key.Key_F11])
+def test_keys_step_the_stages_in_presentation_and_esc_or_f11_leaves(qtbot, make_window, leave_key):
+    window = make_window()
+    c = window.controller
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    assert window.presenting
+    steps = [(Qt.Key.Key_Right, 1), (Qt.Key.Key_PageDown, 2), (Qt.Key.Key_Left, 1),
+             (Qt.Key.Key_PageUp, 0), (Qt.Key.Key_End, len(STAGE_IDS) - 1), (Qt.Key.Key_Home, 0)]
+    for key, index in steps:
+        qtbot.keyClick(window, key)
+        assert c.stage_index == index, key
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert c.playing
+    qtbot.keyClick(window, Qt.Key.Key_Space)
+    assert not c.playing
+    qtbot.keyClick(window, leave_key)
+    assert not window.presenting
+
+
+def test_esc_means_nothing_outside_presentation(qtbot, make_window):
+    window = make_window()
+    assert not window.actions["leave_presentation"].isEnabled()
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert not window.presenting and not window.isFullScreen()
+
+
+def test_closing_in_presentation_saves_the_everyday_layout_and_font(qtbot, make_window, tmp_path):
+    window = make_window()
+    font_before = QFont(QApplication.font())
+    window.set_presentation(True)
+    window.close()
+    assert QApplication.font() == font_before
+    assert window.prefs.load_layout()[1] is not None

@@ -1,0 +1,50 @@
+"""The window fits a 1280×720 laptop, and on a 1920×1080 screen the default layout
+leaves the stage diagram room to draw its labels at 14 pt and up."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.qt import diagram_style as style
+
+LONG = MHAConfig(d_model=64, n_heads=8, n_kv_heads=2, batch=3, seq=7, kv_seq=5, causal=True,
+                 causal_alignment="bottom-right", tokens=None, device="cpu")
+
+
+@pytest.mark.parametrize("config", [None, LONG], ids=["mha", "gqa-cross-causal"])
+def test_the_minimum_size_fits_1280_by_720_on_every_stage(qtbot, make_window, config):
+    window = make_window(config)
+    for stage in STAGE_IDS:  # the explanations differ in length from stage to stage
+        window.controller.set_stage(stage)
+        hint = window.minimumSizeHint()
+        assert hint.width() <= 1280 and hint.height() <= 720, (stage, hint)
+    assert window.height() == 720  # shown at 1280×720, it stays that size
+
+
+def test_the_minimum_size_fits_in_the_dark_theme_too(qtbot, make_window):
+    window = make_window()
+    window.set_theme("dark", remember=False)
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1280 and hint.height() <= 720, hint
+
+
+def test_at_1920_the_diagram_labels_reach_14_points(qtbot, make_window):
+    window = make_window(size=(1920, 1080))
+    window.apply_default_layout()
+    qtbot.waitUntil(lambda: window.stage_view.diagram.width() > 900)
+    scale = window.stage_view.diagram.transform().m11()
+    assert style.LABEL_PT * scale >= 14, scale
+    assert window.stage_view.code_panel.horizontalScrollBar().maximum() == 0
+
+
+def test_presentation_keeps_the_diagram_near_full_size(qtbot, make_window):
+    window = make_window(size=(1920, 1080))
+    window.set_presentation(True)
+    qtbot.waitUntil(lambda: window.isFullScreen())
+    window.resize(1920, 1080)  # the offscreen screen is smaller than a projector
+    window.apply_presentation_layout()
+    qtbot.waitUntil(lambda: window.stage_view.diagram.width() > 900)
+    assert window.stage_view.diagram.transform().m11() >= 0.85
+    window.set_presentation(False)
