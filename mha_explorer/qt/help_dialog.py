@@ -34,7 +34,7 @@ class HelpDialog(QDialog):
         layout.addWidget(buttons)
         # about 70 characters a line, in any type size, but never larger than the window
         metrics = self.fontMetrics()
-        width, height = metrics.averageCharWidth() * 84, metrics.lineSpacing() * 34
+        width, height = metrics.averageCharWidth() * 96, metrics.lineSpacing() * 40
         if parent is not None:
             width = min(width, int(parent.width() * 0.9))
             height = min(height, int(parent.height() * 0.9))

@@ -11,10 +11,10 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QMainWindow, QMenu, QWidget
 
-from .theme import theme_of
 
 CLOSE_KEYS = (Qt.Key.Key_Escape, Qt.Key.Key_Question, Qt.Key.Key_F1)
 GROUPS_PER_COLUMN = 2
+SCRIM_ALPHA = 150
 
 
 def plain(text: str) -> str:
@@ -53,7 +53,7 @@ def shortcut_groups(window: QMainWindow) -> list[tuple[str, list[tuple[str, list
     extra = [(plain(a.text()), key_texts(a)) for a in QWidget.actions(window)
              if id(a) not in listed and key_texts(a)]
     if extra:
-        groups.append(("Anywhere", extra))
+        groups.append(("Other keys", extra))
     return groups
 
 
@@ -73,9 +73,7 @@ class KeyHelpOverlay(QWidget):
         self._grid.setContentsMargins(24, 18, 24, 18)
         self._grid.setHorizontalSpacing(28)
         layout = QHBoxLayout(self)
-        layout.addStretch(1)
-        layout.addWidget(self.card)
-        layout.addStretch(1)
+        layout.addWidget(self.card, 0, Qt.AlignmentFlag.AlignCenter)  # its own size, centred
         window.installEventFilter(self)  # follow the window's size
         self.hide()
 
@@ -105,13 +103,14 @@ class KeyHelpOverlay(QWidget):
             if i and i % GROUPS_PER_COLUMN == 0:  # a new column of groups
                 row, column = 1, column + 2
             title_label = QLabel(f"<b>{title}</b>")
+            if row > 1:  # air above a group that follows another
+                title_label.setContentsMargins(0, title_label.fontMetrics().height() // 2, 0, 0)
             self._grid.addWidget(title_label, row, column, 1, 2)
             row += 1
             for text, keys in rows:
                 self._grid.addWidget(QLabel(text), row, column)
                 self._grid.addWidget(self._keys(keys), row, column + 1)
                 row += 1
-            row += 1  # air between groups
 
     @staticmethod
     def _keys(keys: list[str]) -> QWidget:
@@ -128,9 +127,8 @@ class KeyHelpOverlay(QWidget):
 
     # behaviour --------------------------------------------------------------------------
     def paintEvent(self, _event) -> None:
-        shade = QColor(theme_of(self).window_text)
-        shade.setAlpha(110)  # dim the window behind the card, in either theme
-        QPainter(self).fillRect(self.rect(), shade)
+        # a dark scrim over the window behind the card: it recedes in either theme
+        QPainter(self).fillRect(self.rect(), QColor(0, 0, 0, SCRIM_ALPHA))
 
     def event(self, event) -> bool:
         # the window's shortcuts (Esc leaves presentation, ? opens this) must not

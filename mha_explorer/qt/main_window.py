@@ -37,7 +37,7 @@ CONTROLS_WIDTH = 300
 WIDE_LAYOUT = 1600  # narrower, the heads and the tables share one row of tabs
 BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stage
 NARROW_BOTTOM_SHARE = 0.27  # a laptop's 720 rows: the stage needs them more
-PRESENT_BOTTOM_SHARE = 0.36  # presentation type makes the heads' captions taller
+PRESENT_BOTTOM_SHARE = 0.38  # presentation type makes the heads' captions taller
 
 
 class MainWindow(QMainWindow):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QToolTip, QWidget
 
 from .. import assets
@@ -241,6 +241,17 @@ class ProjectorStyle(QProxyStyle):
 
     def __init__(self) -> None:
         super().__init__(QStyleFactory.create("Fusion"))
+
+    def drawPrimitive(self, element, option, painter, widget=None) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element == QStyle.PrimitiveElement.PE_IndicatorCheckBox:
+            # Fusion outlines the box in a darker window colour, which vanishes on a dark
+            # window: a line in the theme's border colour keeps it 3:1 in both themes
+            painter.save()
+            painter.setPen(QPen(option.palette.color(QPalette.ColorRole.Mid), 1))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
+            painter.restore()
 
     def pixelMetric(self, metric, option=None, widget=None) -> int:
         size = super().pixelMetric(metric, option, widget)
