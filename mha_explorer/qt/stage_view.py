@@ -15,7 +15,7 @@ from .code_panel import CodePanel
 from .diagram import MIN_CANVAS, StageDiagram
 
 TITLE_PT, FORMULA_PT, TEXT_PT, SMALL_PT = 26, 20, 15, 14
-COMPACT_TITLE_PT = 20
+COMPACT_TITLE_PT, COMPACT_FORMULA_PT = 20, 16
 # the same sizes relative to the inherited (application) type, which wins when it is
 # larger: presentation mode's large type then enlarges the header too
 TITLE_SCALE, FORMULA_SCALE = 1.4, 1.15
@@ -129,10 +129,11 @@ class StageView(QWidget):
         base = self.font().pointSizeF()
         small = self._small_header
         title = COMPACT_TITLE_PT if small else TITLE_PT
+        formula = COMPACT_FORMULA_PT if small else FORMULA_PT
         text = SMALL_PT if small else TEXT_PT
         return {
             "title": max(title, base * TITLE_SCALE),
-            "formula": max(FORMULA_PT, base * FORMULA_SCALE),
+            "formula": max(formula, base * FORMULA_SCALE),
             "explanation": max(text, base),
             "small": max(SMALL_PT, base),
         }
