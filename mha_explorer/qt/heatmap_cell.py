@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QLabel, QSizePolicy, QV
 
 from .heatmap_axis import TokenAxis
 from .heatmap_model import HeatMap, StageMaps, group_color
+from .theme import contrast_ratio
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")
@@ -39,9 +40,10 @@ def ink_axes(plot: pg.PlotItem, widget) -> None:
 
 
 def badge_html(text: str, color: str) -> str:
-    """A small coloured tag, with black or white text, whichever reads better."""
-    c = QColor(color)
-    ink = "#000000" if 0.299 * c.red() + 0.587 * c.green() + 0.114 * c.blue() > 150 else "#ffffff"
+    """A small coloured tag, with black or white text, whichever has the higher WCAG
+    contrast (a brightness rule put white on green and vermillion at 3.3-3.8:1)."""
+    black = contrast_ratio("#000000", color) >= contrast_ratio("#ffffff", color)
+    ink = "#000000" if black else "#ffffff"
     return (f'<span style="background-color:{color}; color:{ink}; font-weight:600">'
             f"&nbsp;{text}&nbsp;</span>")
 

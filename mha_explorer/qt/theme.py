@@ -9,7 +9,7 @@ tests compute the ratios from ``text_pairs``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
@@ -69,9 +69,7 @@ class Theme:
     error_on_window: str  # a failure in the status bar
     quadratic_text: str  # the T·S term, in T's vermillion family
     saving_text: str  # what GQA/MQA save, in H's green family
-    code_bg: str
-    code_text: str
-    code_comment: str
+    code_comment: str  # the code panel's page and plain text are base and text
     code_keyword: str
     code_string: str
     code_highlight: str  # background of the current stage's lines
@@ -97,7 +95,7 @@ LIGHT = Theme(
     accent="#0A4F8F", accent_text="#FFFFFF", past="#D3E4F2", past_text="#0B2E45",
     error_bg="#FDECEA", error_text="#7A0010", error_on_window="#8A0014",
     quadratic_text="#8A3300", saving_text="#00573A",
-    code_bg="#FFFFFF", code_text="#111111", code_comment="#24502A", code_keyword="#1A3A8F",
+    code_comment="#24502A", code_keyword="#1A3A8F",
     code_string="#7A3210", code_highlight="#FFE9A8",
     current_row="#FFE08A", current_row_text="#000000",
     diagram=DiagramColors(
@@ -116,7 +114,7 @@ DARK = Theme(
     accent="#8FC8FF", accent_text="#06121F", past="#1E3A52", past_text="#E3F0FB",
     error_bg="#3A1014", error_text="#FFC9CE", error_on_window="#FF9AA5",
     quadratic_text="#FFB38A", saving_text="#8FE0B8",
-    code_bg="#0D0F12", code_text="#EEF0F3", code_comment="#A8D8A8", code_keyword="#A9C8FF",
+    code_comment="#A8D8A8", code_keyword="#A9C8FF",
     code_string="#F3B58E", code_highlight="#3A3008",
     current_row="#4D3D00", current_row_text="#FFFFFF",
     diagram=DiagramColors(
@@ -178,11 +176,10 @@ def text_pairs(theme: Theme) -> list[tuple[str, str, str]]:
         ("status-bar failure", t.error_on_window, t.window),
         ("quadratic term", t.quadratic_text, t.window),
         ("saving", t.saving_text, t.window),
-        ("code", t.code_text, t.code_bg),
-        ("code comment", t.code_comment, t.code_bg),
-        ("code keyword", t.code_keyword, t.code_bg),
-        ("code string", t.code_string, t.code_bg),
-        ("lit code", t.code_text, t.code_highlight),
+        ("code comment", t.code_comment, t.base),
+        ("code keyword", t.code_keyword, t.base),
+        ("code string", t.code_string, t.base),
+        ("lit code", t.text, t.code_highlight),
         ("lit code comment", t.code_comment, t.code_highlight),
         ("lit code keyword", t.code_keyword, t.code_highlight),
         ("lit code string", t.code_string, t.code_highlight),
@@ -287,8 +284,3 @@ def theme_of(widget: QWidget) -> Theme:
         if theme.window.upper() == window:
             return theme
     return DARK if relative_luminance(window) < 0.18 else LIGHT
-
-
-def theme_fields() -> list[str]:
-    """The names of a theme's colours (every field but the identity and the diagram)."""
-    return [f.name for f in fields(Theme) if f.name not in ("name", "label", "diagram")]

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QApplication
 from mha_explorer import assets
 from mha_explorer.qt import diagram_style as style
 from mha_explorer.qt.dim_colors import DIM_COLORS
+from mha_explorer.qt.heatmap_cell import badge_html
+from mha_explorer.qt.heatmap_model import GROUP_COLORS
 from mha_explorer.qt.theme import (
     AAA, AAA_LARGE, DARK, LIGHT, THEMES, contrast_ratio, make_palette, relative_luminance,
     text_pairs, theme_of,
@@ -98,6 +100,13 @@ def test_dim_chips_reach_the_large_text_level():
     for dim, fill in DIM_COLORS.items():
         ink = style.text_on(QColor(fill))
         assert contrast_ratio(ink, fill) >= AAA_LARGE, (dim, fill, ink.name())
+
+
+def test_key_value_group_badges_reach_the_large_text_level():
+    """The 'kv 1' badges of the heatmap titles: black or white text on the group colour."""
+    for colour in GROUP_COLORS:
+        ink = re.search(r"; color:(#[0-9a-fA-F]{6})", badge_html("kv", colour)).group(1)
+        assert contrast_ratio(ink, colour) >= AAA_LARGE, (colour, ink)
 
 
 def test_a_theme_switch_reaches_every_painted_part(qtbot, make_window):
