@@ -23,7 +23,6 @@ from ..core.export_spec import DEFAULT_SIZE, FORMATS, stage_stem
 from ..core.plan import STAGE_IDS, build_plan
 from ..core.tables import write_tables
 from .controller import Controller
-from .heatmaps import HeatmapPanel
 from .stage_view import StageView
 
 
@@ -107,6 +106,8 @@ class StageExporter:
         stage_view = StageView(self.controller)
         stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
         self._stage = _Sheet(stage_view, options.size)
+        from .heatmaps import HeatmapPanel  # pyqtgraph loads only when heads are drawn
+
         self._heads = _Sheet(HeatmapPanel(self.controller), options.size)
         QApplication.processEvents()
 

@@ -13,14 +13,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
 
 from ..core.plan import STAGE_IDS
 from .controller import Controller
 from .controls import ControlsPanel
 from .export import ExportOptions, export_stages
 from .export_dialog import ExportDialog
-from .heatmaps import HeatmapPanel
 from .help_dialog import HelpDialog
 from .key_help import KeyHelpOverlay
 from .params_panel import ParamsPanel
@@ -58,13 +57,19 @@ class MainWindow(QMainWindow):
         self.stepper = StageStepper(controller)
         self.shapes = ShapesTable(controller)
         self.params = ParamsPanel(controller)
-        self.heatmaps = HeatmapPanel(controller)
+        # pyqtgraph takes a good part of a second to import: the heads panel is built
+        # when the first trace arrives (or when asked for), after the window is up
+        self._heatmaps = None
+        self._heads_placeholder = QLabel("The heads appear after the first computation…")
+        self._heads_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._heads_placeholder.setWordWrap(True)
+        controller.trace_ready.connect(self._build_heatmaps)
         self.status_view = StatusBarView(controller, self.statusBar())
 
         self.docks: dict[str, QDockWidget] = {}
         self._dock("stages", "Stages", self.stepper, Qt.DockWidgetArea.TopDockWidgetArea)
         self._dock("controls", "Configuration", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("heatmaps", "Heads", self.heatmaps, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("heatmaps", "Heads", self._heads_placeholder, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("params", "Parameters && memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
 
@@ -408,6 +413,24 @@ class MainWindow(QMainWindow):
             return []
         self.statusBar().showMessage(f"exported {len(written)} files to {folder}", 10_000)
         return written
+
+    # the heads panel ---------------------------------------------------------------
+    @property
+    def heatmaps(self):
+        """The HeatmapPanel, built on first use."""
+        if self._heatmaps is None:
+            from .heatmaps import HeatmapPanel
+
+            self._heatmaps = HeatmapPanel(self.controller)
+            self.docks["heatmaps"].setWidget(self._heatmaps)
+            self._heads_placeholder.deleteLater()
+            self.controller.trace_ready.disconnect(self._build_heatmaps)
+            if self.controller.trace is not None:
+                self._heatmaps.refresh()
+        return self._heatmaps
+
+    def _build_heatmaps(self, _trace=None) -> None:
+        self.heatmaps  # noqa: B018 - the property builds it
 
     # persistence ---------------------------------------------------------------
     def _remember_config(self, cfg) -> None:
