@@ -9,6 +9,10 @@ A script that prints figures, not a test:
    trace, setImage, paint the whole panel) against a matplotlib grid of the
    same arrays (Agg: imshow per subplot + canvas.draw, and the kinder variant
    that reuses the images with set_data). Goal: 30x faster than imshow + draw.
+1b. New maps: what one HeatmapCell costs to build (median of 30, goal 3 ms),
+   and the first time a panel at 'input' (one map) steps to softmax with 16,
+   64 and 128 heads: the cells built, laid out and painted (median of 3 fresh
+   panels), and the same step again, which rebuilds the cells beyond the pool.
 2. Config edit: from controller.update(...) to the panel's images updated,
    at d_model 768, 12 heads, batch 2, T 128 (goal: 100 ms), with and without
    the controller's debounce.
@@ -28,6 +32,7 @@ import time
 
 PANEL_SIZE = (1400, 900)  # pixels; the matplotlib figure gets the same
 REFRESH_CASES = ((8, 16), (12, 128), (32, 512))  # heads, T (maps are T × T)
+FIRST_SHOW_HEADS = (16, 64, 128)  # T 16: the cost is the cells, not the data
 EDIT_CONFIG = dict(d_model=768, n_heads=12, batch=2, seq=128)
 LARGE_CONFIG = dict(d_model=4096, n_heads=32, batch=8, seq=4096)
 LARGE_RSS_GOAL_GIB = 3.0
@@ -150,6 +155,53 @@ def bench_refresh(app) -> None:
         app.processEvents()
 
 
+def bench_new_maps(app, cells: int = 30, panels: int = 3) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from mha_explorer.core.config import MHAConfig
+    from mha_explorer.qt.heatmap_cell import HeatmapCell
+
+    host = QWidget()
+    HeatmapCell(parent=host)  # fonts, styles and imports
+    built, times = [], []
+    for _ in range(cells):
+        t0 = time.perf_counter()
+        built.append(HeatmapCell(parent=host))
+        times.append(time.perf_counter() - t0)
+    print(f"1b. New maps: HeatmapCell() {1000 * statistics.median(times):.2f} ms "
+          f"(median of {cells}, best {1000 * min(times):.2f})")
+    host.deleteLater()
+    print(f"   {'heads':>6} {'first step to softmax':>22} {'= cells + paint':>17} "
+          f"{'again':>7}   (ms, median of {panels} panels)")
+    for heads in FIRST_SHOW_HEADS:
+        runs = []
+        for _ in range(panels):
+            cfg = MHAConfig(d_model=heads * 4, n_heads=heads, batch=1, seq=16)
+            ctrl, panel = started_panel(app, cfg, "input")
+            panel.grab()
+            t0 = time.perf_counter()
+            ctrl.set_stage("softmax")  # builds, lays out and fills the cells
+            t1 = time.perf_counter()
+            app.processEvents()
+            panel.grab()
+            t2 = time.perf_counter()
+            ctrl.set_stage("input")
+            app.processEvents()
+            panel.grab()
+            t3 = time.perf_counter()
+            ctrl.set_stage("softmax")
+            app.processEvents()
+            panel.grab()
+            runs.append((t2 - t0, t1 - t0, t2 - t1, time.perf_counter() - t3))
+            ctrl.shutdown()
+            panel.close()
+            panel.deleteLater()
+            app.processEvents()
+        first, cells_ms, paint, again = (1000 * statistics.median(r[i] for r in runs)
+                                         for i in range(4))
+        print(f"   {heads:>6} {first:22.0f} {cells_ms:8.0f} + {paint:5.0f} {again:7.0f}")
+
+
 def bench_config_edit(app, edits: int = 8) -> None:
     from mha_explorer.core.config import MHAConfig
 
@@ -260,6 +312,7 @@ def main() -> None:
 
         app = QApplication.instance() or QApplication(sys.argv)
         bench_refresh(app)
+        bench_new_maps(app)
         bench_config_edit(app)
     if args.large or args.large_only:
         bench_large()

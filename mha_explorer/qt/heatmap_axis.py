@@ -10,35 +10,140 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
 LABEL_GAP_PX = 6  # air between neighbouring tick labels
+TEXT_SLACK_PX = 10  # pyqtgraph keeps a text space up to this much wider than its text
+NAMES_PX_MAX = 2400  # no axis is longer: more names than fit here are never drawn
+
+_widest_cache: list = [None, None, 0]  # labels, font, widest: every map of a grid shares them
+
+
+def _widest(labels: tuple[str, ...], font: QFont) -> int:
+    """The widest label in pixels; computed once for all the cells showing the same names."""
+    if labels is not _widest_cache[0] or font != _widest_cache[1]:
+        metrics = QFontMetrics(font)
+        _widest_cache[:] = labels, QFont(font), max(
+            (metrics.horizontalAdvance(t) for t in labels), default=0)
+    return _widest_cache[2]
 
 
 class TokenAxis(pg.AxisItem):
     def __init__(self, orientation: str, **kwargs) -> None:
         super().__init__(orientation, **kwargs)
+        # Positions are never scaled (the axis has no label to carry a prefix), and
+        # with the prefix on every range change re-renders the hidden label's HTML.
+        self.enableAutoSIPrefix(False)
         self._labels: tuple[str, ...] = ()
         self._first = 0  # position of _labels[0]
+        self._count = 0  # positions the axis spans
         self._label_px = 0.0  # pixels one label needs along the axis
         self._naming = False  # what the last tickValues chose, read by tickStrings
+        self._font = QFont()  # the tick font the sizes below were measured in
+        self._text_px: dict = {}  # widest tick text of names or positions shown; or height
 
-    def set_labels(self, labels: tuple[str, ...] | list[str], first: int = 0) -> None:
-        """Token names for positions first, first + 1, ...; empty: positions only."""
-        labels = tuple(labels)
-        if labels == self._labels and first == self._first:
-            return
-        self._labels, self._first = labels, first
-        metrics = QFontMetrics(self.style["tickFont"] or QFont())
-        if self.orientation in ("left", "right"):
-            self._label_px = metrics.height() + 1
+    # The axis title stays hidden (the cell's own title says what the map is), yet
+    # pyqtgraph re-renders its HTML on every pen, text pen and range change: about
+    # ten times per axis while a cell is built. Render it only when it is shown.
+    def _updateLabel(self) -> None:
+        if self.label.isVisibleTo(self):
+            super()._updateLabel()
         else:
-            widest = max((metrics.horizontalAdvance(t) for t in labels), default=0)
-            self._label_px = widest + LABEL_GAP_PX
-        self.picture = None  # tick cache: redraw with the new names
-        self.update()
+            self.picture = None
+            self.update()
+
+    def showLabel(self, show: bool = True) -> None:
+        if show and not self.label.isVisibleTo(self):
+            self.label.setVisible(True)
+            super()._updateLabel()  # the text it skipped while hidden
+        super().showLabel(show)
+
+    def set_labels(self, labels: tuple[str, ...] | list[str], first: int = 0,
+                   count: int | None = None) -> None:
+        """Token names for positions first, first + 1, ...; empty: positions only.
+
+        ``count`` is how many positions the axis spans (default: one per label).
+        """
+        labels = tuple(labels)
+        count = len(labels) if count is None else count
+        font = self.style["tickFont"] or QFont()
+        if (labels, first, count, font) != (self._labels, self._first, self._count, self._font):
+            self._labels, self._first, self._count, self._font = labels, first, count, font
+            if self.orientation in ("left", "right"):
+                self._label_px = QFontMetrics(font).height() + 1
+            else:
+                self._label_px = _widest(labels, font) + LABEL_GAP_PX
+            self._text_px.clear()
+            self.picture = None  # tick cache: redraw with the new names
+            self.update()
+        self._reserve_text_space(font)  # the length may have changed, too
+
+    def _reserve_text_space(self, font: QFont) -> None:
+        """Size the tick text space now for what the first paint will draw.
+
+        pyqtgraph measures the tick text on the first paint, then resizes the
+        axis, which resizes the view and repaints both axes: twice the work for
+        every new map of a grid. Here the text is measured as pyqtgraph measures
+        it, for the names or positions that tickValues will choose at this size,
+        and the space set before that first paint. In a view not laid out yet,
+        where that choice is not known, it is set only if one width suits both.
+        """
+        if not self.style.get("autoExpandTextSpace") or not self.style.get("autoReduceTextSpace") \
+                or not hasattr(self, "textWidth") or not hasattr(self, "_updateWidth"):
+            return
+        if self.orientation in ("top", "bottom"):  # one line of text, whatever it says
+            height = self._text_size(font, "height", ("0",))
+            if not height <= self.textHeight <= height + TEXT_SLACK_PX:
+                self.textHeight = height
+                self._updateHeight()
+            return
+        view = self.linkedView()
+        last = self._first + max(self._count, 1) - 1
+        if view is not None and view.height() > 1:  # laid out: the paint's choice is known
+            lo, hi = sorted(view.viewRange()[1])
+            size = self.geometry().height() + 2  # as generateDrawSpecs measures the axis
+            shown = self._visible(lo, hi)
+            if self.labels_fit(lo, hi, size):
+                need = self._text_size(font, ("names", shown.start, shown.stop),
+                                       self._labels[shown.start - self._first:
+                                                    shown.stop - self._first])
+            else:
+                low = min(max(self._first, math.ceil(lo)), last)
+                high = max(min(last, math.floor(hi)), low)
+                need = self._text_size(font, ("numbers", low, high), (str(low), str(high)))
+            if need != self.textWidth:  # exactly: every map of a grid gets the same space
+                self.textWidth = need
+                self._updateWidth()
+            return
+        wide = [self._text_size(font, ("numbers", self._first, last),
+                                (str(self._first), str(last)))]
+        if self._labels and len(self._labels) * self._label_px <= NAMES_PX_MAX:
+            wide.append(self._text_size(font, ("names", self._first, last + 1), self._labels))
+        low, high = min(wide), max(wide)
+        if (low < self.textWidth - TEXT_SLACK_PX or high > self.textWidth) \
+                and high - low <= TEXT_SLACK_PX:  # one width that suits either
+            self.textWidth = high
+            self._updateWidth()
+
+    def _text_size(self, font: QFont, key, texts) -> float:
+        """_measure, remembered until the labels or the font change."""
+        if key not in self._text_px:
+            if len(self._text_px) > 64:  # a zoomed dialog adds one per range it refreshes at
+                self._text_px.clear()
+            self._text_px[key] = self._measure(font, texts, height=key == "height")
+        return self._text_px[key]
+
+    @staticmethod
+    def _measure(font: QFont, texts, height: bool = False) -> float:
+        """The widest (or tallest) tick text, measured as pyqtgraph measures it."""
+        metrics = QFontMetricsF(font)
+        box, center = QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter
+        if height:  # pyqtgraph takes 0.8 of the height: the box is a bit too tall
+            return max((metrics.boundingRect(box, center, t).height() * 0.8 for t in texts),
+                       default=0.0)
+        return max((metrics.boundingRect(box, center, t).width() for t in texts), default=0.0)
 
     def _visible(self, lo: float, hi: float) -> range:
         lo, hi = sorted((lo, hi))
@@ -54,12 +159,21 @@ class TokenAxis(pg.AxisItem):
         self._naming = self.labels_fit(minVal, maxVal, size)
         if self._naming:
             return [(1.0, [float(v) for v in self._visible(minVal, maxVal)])]
-        # positions: whole numbers only, at pyqtgraph's own spacing
-        levels = []
-        for spacing, values in super().tickValues(minVal, maxVal, size):
-            whole = [v for v in np.asarray(values, dtype=float) if float(v).is_integer()]
-            if spacing >= 1 and whole:
-                levels.append((spacing, whole))
+        # positions: whole numbers only, at pyqtgraph's own spacings; in integers,
+        # since pyqtgraph's float version (isclose per level) costs more than the
+        # drawing on the first paint of a grid of maps
+        lo, hi = sorted((minVal, maxVal))
+        levels, coarser = [], []
+        for spacing, offset in self.tickSpacing(lo, hi, size):
+            step = round(spacing)
+            if spacing < 1 or step != spacing or offset:
+                continue
+            first = math.ceil(lo / step) * step
+            whole = [float(v) for v in range(first, math.floor(hi) + 1, step)
+                     if not any(v % c == 0 for c in coarser)]  # drawn at a coarser level
+            coarser.append(step)
+            if whole:
+                levels.append((float(step), whole))
         return levels
 
     def tickStrings(self, values, scale, spacing):

@@ -13,8 +13,10 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPalette, QPen
-from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QLabel, QSizePolicy, QVBoxLayout
+from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen
+from PySide6.QtWidgets import (
+    QFrame, QGraphicsRectItem, QGraphicsView, QLabel, QSizePolicy, QVBoxLayout,
+)
 
 from .heatmap_axis import TokenAxis
 from .heatmap_model import HeatMap, StageMaps, group_color
@@ -28,13 +30,13 @@ COLOR_BAR_PX = 96
 # Above about a screenful of pixels, averaging blocks before colouring is
 # cheaper than colouring every pixel and letting Qt drop most of them.
 AUTO_DOWNSAMPLE_PIXELS = 1 << 21
+FAST_FORMAT_PIXELS = 1 << 19  # see MapImage
 
 
-def ink_axes(plot: pg.PlotItem, widget) -> None:
+def ink_axes(axes, widget) -> None:
     """Axes in the widget's text colour: readable on light, dark and projector themes."""
     ink = widget.palette().color(QPalette.ColorRole.WindowText)
-    for name in ("left", "bottom", "right", "top"):
-        axis = plot.getAxis(name)
+    for axis in axes:
         axis.setPen(ink)
         axis.setTextPen(ink)
 
@@ -57,13 +59,54 @@ def map_title_html(heatmap: HeatMap) -> str:
                                                    group_color(heatmap.kv_group))
 
 
-class _MapView(pg.PlotWidget):
-    """The plot of a cell; in the grid it leaves the wheel to the scroll area."""
+class MapImage(pg.ImageItem):
+    """An ImageItem whose picture is kept in a format Qt scales quickly.
 
-    def __init__(self, zoomable: bool) -> None:
-        super().__init__(background=None, axisItems={
-            "left": TokenAxis("left"), "bottom": TokenAxis("bottom")})
+    pyqtgraph hands Qt an 8-bit indexed image (a colour table of the LUT), or
+    RGBA8888 where NaN cells are transparent. Qt scales neither natively: it
+    converts pixel by pixel on every paint, about five times slower than for
+    32-bit pixels. Converting once per new image pays for itself on the first
+    paint, up to sources of about 512 x 512; larger ones are drawn as they are.
+    """
+
+    def render(self) -> None:
+        super().render()
+        qimage = self.qimage
+        if qimage is None or qimage.width() * qimage.height() > FAST_FORMAT_PIXELS:
+            return
+        fmt = qimage.format()
+        if fmt == QImage.Format.Format_Indexed8 and not qimage.hasAlphaChannel():
+            self.qimage = qimage.convertToFormat(QImage.Format.Format_RGB32)
+        elif fmt not in (QImage.Format.Format_RGB32, QImage.Format.Format_ARGB32_Premultiplied):
+            self.qimage = qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+
+
+class _MapView(pg.GraphicsView):
+    """The map of a cell: a ViewBox with a token axis left and below, nothing more.
+
+    No PlotItem: its context menu alone (a few hundred widgets) cost more than
+    everything a cell needs, and a grid builds one cell per head. The view's
+    own grid layout holds the three items; the ViewBox has no menu. In the
+    grid the wheel is left to the scroll area; only the dialog zooms.
+    """
+
+    def __init__(self, zoomable: bool, parent=None) -> None:
+        super().__init__(parent, background=None)
+        # nothing is drawn behind the items, so a cached background would only hold memory
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
         self._zoomable = zoomable
+        self.vb = pg.ViewBox(enableMouse=zoomable, enableMenu=False, invertY=True,
+                             defaultPadding=0.0)  # invertY: row 0 at the top, as a matrix
+        self.left_axis = TokenAxis("left")
+        self.bottom_axis = TokenAxis("bottom")
+        grid = self.centralLayout
+        grid.setContentsMargins(1, 1, 1, 1)  # as a PlotItem's
+        grid.setSpacing(0)
+        grid.addItem(self.left_axis, 0, 0)
+        grid.addItem(self.vb, 0, 1)
+        grid.addItem(self.bottom_axis, 1, 1)
+        for axis in (self.left_axis, self.bottom_axis):
+            axis.linkToView(self.vb)
 
     def wheelEvent(self, event) -> None:
         if self._zoomable:
@@ -90,9 +133,9 @@ class HeatmapCell(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.title = QLabel(textFormat=Qt.TextFormat.RichText)
-        self.footer = QLabel()
-        self.view = _MapView(zoomable)
+        self.title = QLabel(self, textFormat=Qt.TextFormat.RichText)
+        self.footer = QLabel(self)
+        self.view = _MapView(zoomable, self)
         self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
@@ -101,15 +144,9 @@ class HeatmapCell(QFrame):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.footer)
 
-        plot = self.view.getPlotItem()
-        plot.hideButtons()
-        plot.setMenuEnabled(False)
-        plot.setMouseEnabled(x=zoomable, y=zoomable)
-        self.vb = plot.getViewBox()
-        self.vb.invertY(True)  # row 0 at the top, as a matrix is written
-        self.vb.setDefaultPadding(0.0)
-        self.left_axis: TokenAxis = plot.getAxis("left")
-        self.bottom_axis: TokenAxis = plot.getAxis("bottom")
+        self.vb = self.view.vb
+        self.left_axis: TokenAxis = self.view.left_axis
+        self.bottom_axis: TokenAxis = self.view.bottom_axis
 
         # Masked cells are NaN, which ImageItem leaves transparent: this hatch shows through.
         self.mask_base = QGraphicsRectItem()
@@ -119,14 +156,14 @@ class HeatmapCell(QFrame):
         for z, item in enumerate((self.mask_base, self.mask_hatch)):
             item.setPen(QPen(Qt.PenStyle.NoPen))
             item.setZValue(-2 + z)
-            self.vb.addItem(item)
-        self.image = pg.ImageItem(axisOrder="row-major")
+            self.vb.addItem(item, ignoreBounds=True)  # the range is always set explicitly
+        self.image = MapImage(axisOrder="row-major")
         self.vb.addItem(self.image)
         self.mark = QGraphicsRectItem()
         self.mark.setPen(MARK_PEN)
         self.mark.setVisible(False)
         self.mark.setZValue(10)
-        self.vb.addItem(self.mark)
+        self.vb.addItem(self.mark, ignoreBounds=True)
         self._lines: list[pg.InfiniteLine] = []
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
         self._apply_palette()
@@ -158,8 +195,15 @@ class HeatmapCell(QFrame):
             self.vb.setLimits(xMin=rect.left(), xMax=rect.right(),
                               yMin=rect.top(), yMax=rect.bottom())
             self.vb.setRange(rect=rect, padding=0.0)
-        self.left_axis.set_labels(maps.row_labels, first)
-        self.bottom_axis.set_labels(maps.col_labels if maps.col_kind == "key" else ())
+        # The axes size their text space for what they will draw; placed at once,
+        # not after a first paint at the old size. The view first (a footer shown
+        # or hidden changes its height), then the bottom axis: its height sets the
+        # length of the left one, which decides between names and positions.
+        self.layout().activate()
+        self.bottom_axis.set_labels(maps.col_labels if maps.col_kind == "key" else (), 0, cols)
+        self.view.centralLayout.activate()
+        self.left_axis.set_labels(maps.row_labels, first, rows)
+        self.view.centralLayout.activate()
         self._set_lines(maps.column_lines)
 
     def _set_lines(self, positions: tuple[float, ...]) -> None:
@@ -190,7 +234,7 @@ class HeatmapCell(QFrame):
         self.mark.setVisible(False)
 
     def _apply_palette(self) -> None:
-        ink_axes(self.view.getPlotItem(), self)
+        ink_axes((self.left_axis, self.bottom_axis), self)
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.PaletteChange:  # projector / dark theme switch
@@ -249,7 +293,10 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
         self.addItem(self.bar)
         self._colormap = ""
-        ink_axes(self.bar, self)
+        ink_axes(self._axes(), self)
+
+    def _axes(self):
+        return [self.bar.getAxis(name) for name in ("left", "bottom", "right", "top")]
 
     def set_items(self, items) -> None:
         self.bar.setImageItem(list(items))
@@ -258,11 +305,16 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         if maps.colormap != self._colormap:  # a new LUT is pushed to every item
             self._colormap = maps.colormap
             self.bar.setColorMap(pg.colormap.get(maps.colormap))
-        self.bar.setLevels(maps.levels)
-        self.bar.getAxis("left").setLabel(maps.value_name)
+        # Unchanged levels and name are left alone: the items already got the levels
+        # from setImage, and each call would re-render the bar's axis on every step.
+        if tuple(self.bar.levels()) != tuple(maps.levels):
+            self.bar.setLevels(maps.levels)
+        axis = self.bar.getAxis("left")
+        if axis.labelText != maps.value_name:
+            axis.setLabel(maps.value_name)
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette
         if event.type() == QEvent.Type.PaletteChange and bar is not None:
-            ink_axes(bar, self)
+            ink_axes(self._axes(), self)
         super().changeEvent(event)

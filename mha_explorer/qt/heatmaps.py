@@ -71,6 +71,7 @@ class HeatmapPanel(QWidget):
         self._pool: list[HeatmapCell] = []
         self._shown = 0
         self._stale = False
+        self._laying_out = False
         self._entropy_key: tuple = (None, -1)  # (trace, batch) the cached entropies belong to
         self._entropies: tuple[float, ...] | None = None
 
@@ -237,6 +238,7 @@ class HeatmapPanel(QWidget):
         self.maps = maps
         self._set_caption()
         self._ensure_cells(len(maps.maps))
+        self._grid.activate()  # place new cells now: each map is drawn once, at its size
         for cell, heatmap in zip(self.cells, maps.maps):
             cell.show_map(heatmap, maps)
         self.bar_view.show_scale(maps)  # pushes the same levels to every item
@@ -274,15 +276,27 @@ class HeatmapPanel(QWidget):
             self._layout_grid(force=True)
 
     def _layout_grid(self, force: bool = False) -> None:
+        if self._laying_out:  # the scroll bar switched below: its resize comes back here
+            return
         view = self.scroll.viewport().size()
         spacing = self._grid.spacing()
-        width = view.width()
-        if not self.scroll.verticalScrollBar().isVisible():
-            cols = grid_columns(self._shown, width, view.height(), spacing=spacing)
-            rows = math.ceil(self._shown / cols) if self._shown else 0
-            if rows * (MIN_CELL_PX + spacing) > view.height():  # a scroll bar will take room
-                width -= self.scroll.verticalScrollBar().sizeHint().width()
+        bar = self.scroll.verticalScrollBar()
+        on = Qt.ScrollBarPolicy.ScrollBarAlwaysOn
+        bar_px = bar.sizeHint().width()
+        width = view.width() + (bar_px if self.scroll.verticalScrollBarPolicy() == on else 0)
         cols = grid_columns(self._shown, width, view.height(), spacing=spacing)
+        rows = math.ceil(self._shown / cols) if self._shown else 0
+        scrolls = rows * (MIN_CELL_PX + spacing) - spacing > view.height()
+        if scrolls:  # the bar takes room: fewer columns may fit
+            cols = grid_columns(self._shown, width - bar_px, view.height(), spacing=spacing)
+        # Show the bar before the cells are placed, not once they have been painted:
+        # a bar that appears later narrows every cell and repaints every axis.
+        self._laying_out = True
+        try:
+            self.scroll.setVerticalScrollBarPolicy(
+                on if scrolls else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        finally:
+            self._laying_out = False
         if cols == self.columns and not force:
             return
         self.columns = cols

@@ -4,15 +4,20 @@ drives it: stage steps, the batch selector, hovering and clicking a head."""
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QImage, QWheelEvent
+from PySide6.QtWidgets import QApplication
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.memory import estimate
+from mha_explorer.qt.heatmap_axis import TokenAxis
+from mha_explorer.qt.heatmap_cell import HeatmapCell, MapImage
 from mha_explorer.qt.heatmap_model import (
     DIVERGING_COLORMAP, WEIGHTS_COLORMAP, build_stage_maps, row_entropy_bits, top_keys,
 )
-from mha_explorer.qt.heatmaps import MIN_CELL_PX, HeatmapPanel, grid_columns
+from mha_explorer.qt.heatmaps import MIN_CELL_PX, POOL_KEEP, HeatmapPanel, grid_columns
 
 TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch may still be loading
 
@@ -267,3 +272,111 @@ def test_hover_on_merged_columns_names_the_head(make_panel):
     panel.controller.set_stage("project")
     panel.tensor_combo.setCurrentText("K")
     assert "(kv head 1, d_k index 0)" in panel.hover_text(0, 0, 16)
+
+
+def wheel(view, towards: QPointF) -> None:
+    """One notch of the mouse wheel over ``towards`` (view coordinates)."""
+    at = QPointF(view.mapFromScene(towards))
+    port = view.viewport()
+    QApplication.sendEvent(port, QWheelEvent(
+        at, QPointF(port.mapToGlobal(at.toPoint())), QPoint(), QPoint(0, 120),
+        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+        False))
+
+
+def test_cells_are_light_and_the_pool_stays_bounded(make_panel, qtbot):
+    panel = make_panel(MHAConfig(d_model=128, n_heads=64, batch=1, seq=3))
+    panel.controller.set_stage("softmax")
+    assert len(panel.cells) == 64
+    for cell in panel.cells:
+        assert not isinstance(cell.view, pg.PlotWidget)  # no PlotItem and its menus
+        assert cell.vb.menu is None
+        assert cell.view.scene().items().count(cell.image) == 1
+    panel.controller.set_stage("input")  # one map: the cells beyond the pool go
+    assert len(panel.cells) == 1
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert len(panel.findChildren(HeatmapCell)) == POOL_KEEP
+
+
+def test_only_the_large_view_zooms(make_panel, qtbot):
+    panel = make_panel(MHAConfig(d_model=32, n_heads=4, batch=1, seq=6, tokens=SENTENCE))
+    panel.controller.set_stage("softmax")
+    cell = panel.cells[0]
+    qtbot.waitExposed(cell)
+    before = cell.vb.viewRange()
+    wheel(cell.view, cell.vb.mapViewToScene(QPointF(2, 2)))
+    assert cell.vb.viewRange() == before  # the grid leaves the wheel to the scroll area
+
+    dialog = panel.open_head(0)
+    qtbot.waitExposed(dialog)
+    big = dialog.cell
+    (x0, x1), _ = big.vb.viewRange()
+    wheel(big.view, big.vb.mapViewToScene(QPointF(2, 2)))
+    (z0, z1), _ = big.vb.viewRange()
+    assert z1 - z0 < x1 - x0
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_fast_image_format_keeps_pyqtgraphs_colours(qtbot, nan):
+    rng = np.random.default_rng(0)
+    image = rng.standard_normal((24, 40)).astype(np.float32)
+    if nan:
+        image[np.triu_indices(24, 1)] = np.nan  # masked cells stay transparent
+    lut = pg.colormap.get(DIVERGING_COLORMAP).getLookupTable(nPts=256)
+    items = [cls(image, levels=(-2.0, 2.0), lut=lut, axisOrder="row-major")
+             for cls in (pg.ImageItem, MapImage)]
+    for item in items:
+        item.render()
+    # compared as Qt draws them: premultiplied (a transparent pixel is just transparent)
+    reference, fast = (item.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+                       for item in items)
+    assert items[1].qimage.format() in (QImage.Format.Format_RGB32,
+                                        QImage.Format.Format_ARGB32_Premultiplied)
+    assert reference.size() == fast.size()
+    assert all(reference.pixel(x, y) == fast.pixel(x, y)
+               for y in range(fast.height()) for x in range(fast.width()))
+
+
+def test_token_axis_names_when_they_fit_and_whole_positions_otherwise(qtbot):
+    axis = TokenAxis("left")
+    axis.set_labels(SENTENCE)
+    names = axis.tickValues(-0.5, 5.5, 400)
+    assert names == [(1.0, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])]
+    assert axis.tickStrings(names[0][1], 1.0, 1.0) == list(SENTENCE)
+    rng = np.random.default_rng(1)
+    for _ in range(300):  # positions: pyqtgraph's own ticks, whole numbers only
+        first = int(rng.choice([0, 300]))
+        count = int(rng.choice([2, 6, 16, 100, 512, 4096]))
+        lo = first - 0.5 + rng.random() * count / 3
+        hi = first + count - 0.5 - rng.random() * count / 3
+        size = float(rng.uniform(30, 1500))
+        axis.set_labels([f"t{i}" for i in range(count)], first)
+        if axis.labels_fit(lo, hi, size):
+            continue
+        expected = [(spacing, [v for v in values if float(v).is_integer()])
+                    for spacing, values in pg.AxisItem.tickValues(axis, lo, hi, size)
+                    if spacing >= 1]
+        assert axis.tickValues(lo, hi, size) == [(s, v) for s, v in expected if v]
+
+
+def test_every_map_is_laid_out_before_its_first_paint(make_panel, qtbot, monkeypatch):
+    """Axes that resize after their first paint repaint every map of the grid twice."""
+    panel = make_panel(MHAConfig(d_model=128, n_heads=32, batch=1, seq=16))
+    qtbot.waitExposed(panel)
+    drawn: dict[int, int] = {}
+    generate = pg.AxisItem.generateDrawSpecs
+
+    def counted(axis, painter):
+        drawn[id(axis)] = drawn.get(id(axis), 0) + 1
+        return generate(axis, painter)
+
+    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
+    panel.controller.set_stage("softmax")
+    for _ in range(3):  # paint, and whatever a paint sets off
+        QApplication.processEvents()
+        panel.grab()
+    axes = [id(a) for c in panel.cells for a in (c.left_axis, c.bottom_axis)]
+    painted = [drawn[a] for a in axes if a in drawn]
+    assert painted and max(painted) == 1
+    widths = {c.left_axis.width() for c in panel.cells}
+    assert len(widths) == 1  # the same room for the same labels in every map
