@@ -7,8 +7,12 @@ screen (between an edit and the next trace the old one would be wrong).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
 from PySide6.QtGui import QImage
+
+if TYPE_CHECKING:  # numpy loads with the first trace, not with the window
+    import numpy as np
 
 from ..core.config import MHAConfig
 from ..core.plan import causal_offset
@@ -53,11 +57,15 @@ def hidden_from(cfg: MHAConfig) -> list[int] | None:
 
 
 def _ramp(t: np.ndarray, stops) -> np.ndarray:
+    import numpy as np
+
     xs = [s[0] for s in stops]
     return np.stack([np.interp(t, xs, [s[1][c] for s in stops]) for c in range(3)], axis=-1)
 
 
 def _image(rgb: np.ndarray) -> QImage:
+    import numpy as np
+
     rows, cols = rgb.shape[:2]
     rgba = np.empty((rows, cols, 4), dtype=np.uint8)
     rgba[..., :3] = np.clip(rgb, 0, 255).astype(np.uint8)
@@ -68,6 +76,8 @@ def _image(rgb: np.ndarray) -> QImage:
 
 def scores_image(scores: np.ndarray) -> QImage:
     """Blue below zero, red above, white at zero; hidden (-inf) cells grey."""
+    import numpy as np
+
     finite = np.isfinite(scores)
     limit = float(np.abs(scores[finite]).max()) if finite.any() else 1.0
     t = np.where(finite, scores, 0.0) / (2 * max(limit, 1e-12)) + 0.5

@@ -18,8 +18,6 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel
 from ..core.plan import STAGE_IDS
 from .controller import Controller
 from .controls import ControlsPanel
-from .export import ExportOptions, export_stages
-from .export_dialog import ExportDialog
 from .help_dialog import HelpDialog
 from .key_help import KeyHelpOverlay
 from .params_panel import ParamsPanel
@@ -390,6 +388,8 @@ class MainWindow(QMainWindow):
         return Path(pictures) / "mha-explorer"
 
     def open_export_dialog(self) -> None:
+        from .export_dialog import ExportDialog  # QtSvg loads on first export, not at start
+
         dialog = ExportDialog(self._export_folder(), self)
         if dialog.exec() == ExportDialog.DialogCode.Accepted:
             self.export_current(dialog.folder(), options=dialog.options(),
@@ -398,10 +398,12 @@ class MainWindow(QMainWindow):
                 self.prefs.set_value("export/folder", str(dialog.folder()))
         dialog.deleteLater()
 
-    def export_current(self, folder, *, options: ExportOptions = ExportOptions(),
-                       all_stages: bool = False) -> list[Path]:
+    def export_current(self, folder, *, options=None, all_stages: bool = False) -> list[Path]:
         """Write the current stage (or every stage) and the tables into ``folder``;
         returns the files. A failure is reported in the status bar, never raised."""
+        from .export import ExportOptions, export_stages
+
+        options = options if options is not None else ExportOptions()
         c = self.controller
         trace = c.trace if c.trace is not None and c.trace.config == c.config else None
         stages = STAGE_IDS if all_stages else (c.stage,)
