@@ -19,6 +19,7 @@ from .core.config import DEVICES, DTYPES, ALIGNMENTS, ConfigError, MHAConfig, se
 from .core.export_spec import parse_formats, parse_size, parse_stages
 from .core.plan import STAGE_IDS, Plan, build_plan
 from .core.presets import PRESETS, get_preset
+from .core.units import format_bytes, format_count
 
 EXIT_USAGE = 2
 THEME_NAMES = ("light", "dark")  # as mha_explorer.qt.theme names them; no Qt import here
@@ -112,16 +113,7 @@ def _shape(t: dict) -> str:
     return "[" + ", ".join(f"{n:,}" for n in t["shape"]) + "]"
 
 
-def human(n: float) -> str:
-    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{n:.0f}"
-
-
 def format_plan(plan: Plan) -> str:
-    from .core.memory import format_bytes
-
     c, d = plan.config, plan.to_dict()
     lines = [
         f"MHA Explorer — {c.variant}: D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}  "
@@ -136,7 +128,7 @@ def format_plan(plan: Plan) -> str:
                 s["id"] if i == 0 else "", t["name"], _dims(t), _shape(t),
                 "(" + ", ".join(f"{x:,}" for x in t["strides"]) + ")",
                 "yes" if t["contiguous"] else "no (view)" if not t["allocates"] else "no",
-                human(s["flops"]) if i == 0 else "",
+                format_count(s["flops"]) if i == 0 else "",
                 format_bytes(s["bytes"]) if i == 0 else "",
             ))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -160,7 +152,7 @@ def format_plan(plan: Plan) -> str:
         f"  KV cache per sequence (S = {c.S:,}): {format_bytes(m['kv_cache_per_sequence'])};"
         f" for the batch: {format_bytes(m['kv_cache_batch'])}",
         f"  attention matrix B·H·T·S: {format_bytes(m['attention_matrix'])} (grows with T·S)",
-        f"  total FLOPs: {human(plan.total_flops)}",
+        f"  total FLOPs: {format_count(plan.total_flops)}",
     ]
     return "\n".join(lines)
 

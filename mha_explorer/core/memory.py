@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .config import ConfigError, MHAConfig
 from .plan import build_plan
+from .units import format_bytes  # noqa: F401 - re-exported for callers of memory
 
 DEFAULT_BUDGET_FRACTION = 0.5  # of the RAM (or VRAM) available when the run starts
 BUDGET_ENV = "MHA_EXPLORER_MEMORY_BUDGET"
@@ -41,14 +42,6 @@ class MemoryBudgetError(ConfigError):
         )
         self.needed = needed
         self.budget = budget
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")

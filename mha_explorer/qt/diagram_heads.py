@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 
+from ..core.units import format_bytes
 from . import diagram_style as style
 from .diagram_compose import Composer, StageContext, bottom_space, left_room, text_width, top_space
 from .diagram_items import BlockItem
@@ -127,14 +128,6 @@ def build_transpose(c: Composer) -> None:
     bottom_note(c, "note", words)
 
 
-def _bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}".replace(".0 ", " ")
-        n /= 1024
-    return f"{n:,.1f} TiB"
-
-
 def _copy_words(copies: bool) -> str:
     return ("↓  .transpose(1, 2).contiguous(): a real copy" if copies
             else "↓  .transpose(1, 2): already contiguous, no copy")
@@ -197,7 +190,7 @@ def build_merge(c: Composer) -> None:
     joined_slices(c, rect, cfg.H, card_w)
     if copies:
         words = (f"The first real copy: the {cfg.H} heads are written side by side into new "
-                 f"memory, B·T·D = {merged.numel:,} numbers ({_bytes(merged.nbytes)}).")
+                 f"memory, B·T·D = {merged.numel:,} numbers ({format_bytes(merged.nbytes)}).")
     else:
         words = ("No copy here: the axis that moved has size 1, so the memory is already in "
                  "[B, T, D] order.")

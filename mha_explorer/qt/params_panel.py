@@ -11,10 +11,9 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, \
     QWidget
 
-from ..core.memory import format_bytes
 from ..core.plan import Plan
+from ..core.units import format_bytes, format_count
 from .controller import Controller
-from .shapes_table import format_count
 
 MAX_TERMS = 8  # four weights and, with bias, four bias vectors
 TYPE_SCALE = 1.15  # the panel reads a little larger than the window's type

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QTableView, QWidget,
 )
 
-from ..core.memory import format_bytes
+from ..core.units import format_bytes, format_count
 from ..core.plan import STAGE_IDS, Plan
 from .controller import Controller
 from .dim_colors import dim_color
@@ -36,18 +36,6 @@ QUADRATIC_BAR = QColor(213, 94, 0, 110)  # the T·S term, in T's vermillion
 PLAIN_BAR = QColor(0, 114, 178, 55)
 CELL_PAD = 6  # pixels either side of a cell's content
 CHIP_GAP = 3
-
-
-def format_count(n: int) -> str:
-    """1234567 -> '1.23 M': FLOPs at a glance; the exact number is in the tooltip."""
-    if n < 1000:
-        return str(n)
-    value = float(n)
-    for unit in ("k", "M", "G", "T", "P", "E"):
-        value /= 1000
-        if value < 1000 or unit == "E":
-            return f"{value:.3g} {unit}"
-    return str(n)
 
 
 def _text_on(colour: QColor) -> QColor:

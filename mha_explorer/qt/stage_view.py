@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from ..core.plan import STAGE_IDS
+from ..core.units import format_bytes, format_count
 from . import diagram_style as style
 from .code_panel import CodePanel
 from .diagram import MIN_CANVAS, StageDiagram
@@ -21,21 +22,6 @@ COMPACT_TITLE_PT, COMPACT_FORMULA_PT = 20, 16
 TITLE_SCALE, FORMULA_SCALE = 1.4, 1.15
 COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagram
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
-
-
-def _si(n: int) -> str:
-    """12,582,912 -> '12.6 M': a count a person can say aloud."""
-    for factor, suffix in ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k")):
-        if n >= factor:
-            return f"{n / factor:.3g} {suffix}"
-    return f"{n}"
-
-
-def _bytes(n: int) -> str:
-    for factor, suffix in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if n >= factor:
-            return f"{n / factor:.3g} {suffix}"
-    return f"{n} bytes"
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -150,8 +136,8 @@ class StageView(QWidget):
         self.title.setText(stage.title)
         self.formula.setText(stage.formula)
         self.explanation.setText(stage.explanation)
-        memory = f"new memory {_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
-        self.costs.setText(f"{_si(stage.flops)} FLOPs  ·  {memory}" if stage.flops
+        memory = f"new memory {format_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
+        self.costs.setText(f"{format_count(stage.flops)} FLOPs  ·  {memory}" if stage.flops
                            else f"no arithmetic  ·  {memory}")
 
     def _set_compact(self, compact: bool) -> None:

@@ -1,0 +1,27 @@
+"""Numbers a person reads at a glance: counts with SI prefixes, sizes in binary units.
+
+One place, so the CLI, the tables, the stage view and the diagram say the same
+thing about the same number.
+"""
+
+from __future__ import annotations
+
+
+def format_count(n: int) -> str:
+    """1234567 -> '1.23 M': FLOPs and parameters at a glance."""
+    if n < 1000:
+        return str(n)
+    value = float(n)
+    for unit in ("k", "M", "G", "T", "P", "E"):
+        value /= 1000
+        if value < 1000 or unit == "E":
+            return f"{value:.3g} {unit}"
+    return str(n)
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
