@@ -24,7 +24,22 @@ def _tag(item, key: str, origin: str | None, content) -> None:
     item.key, item.origin, item.content = key, origin, content
 
 
-class BlockItem(QGraphicsItem):
+class _SizedItem(QGraphicsItem):
+    """An item drawn in a w × h box that the motion code can resize."""
+
+    _w: float
+    _h: float
+
+    def size(self) -> tuple[float, float]:
+        return self._w, self._h
+
+    def set_size(self, w: float, h: float) -> None:
+        if (w, h) != (self._w, self._h):
+            self.prepareGeometryChange()
+            self._w, self._h = w, h
+
+
+class BlockItem(_SizedItem):
     """A tensor (or a slice of one) as a rectangle whose left and top edges carry
     the colours of its row and column dims; ``layers`` shadows stand for the
     leading dims (batch, heads) stacked behind it."""
@@ -44,14 +59,6 @@ class BlockItem(QGraphicsItem):
         self._tag_color = tag_color or ink.ink
         self._outline = outline or ink.ink
         self._tag_font = style.font(style.SLICE_PT, bold=True)
-
-    def size(self) -> tuple[float, float]:
-        return self._w, self._h
-
-    def set_size(self, w: float, h: float) -> None:
-        if (w, h) != (self._w, self._h):
-            self.prepareGeometryChange()
-            self._w, self._h = w, h
 
     def boundingRect(self) -> QRectF:
         lift = SHADOW_STEP * self._layers
@@ -171,7 +178,7 @@ class LineItem(QGraphicsItem):
         painter.drawPath(self._path)
 
 
-class GridItem(QGraphicsItem):
+class GridItem(_SizedItem):
     """A T×S matrix of one head: cell colours from the trace when it is small
     enough to see, hidden (masked) cells hatched, rows and columns edged in
     the colours of T and S."""
@@ -193,14 +200,6 @@ class GridItem(QGraphicsItem):
     def has_values(self) -> bool:
         """True when the cells are coloured from the trace, not just outlined."""
         return self._image is not None
-
-    def size(self) -> tuple[float, float]:
-        return self._w, self._h
-
-    def set_size(self, w: float, h: float) -> None:
-        if (w, h) != (self._w, self._h):
-            self.prepareGeometryChange()
-            self._w, self._h = w, h
 
     def boundingRect(self) -> QRectF:
         return QRectF(-EDGE - 2, -EDGE - 2, self._w + EDGE + 4, self._h + EDGE + 4)

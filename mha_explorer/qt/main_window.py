@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
     def apply_presentation_layout(self) -> None:
         """Full screen at projector type: the stage across the whole width; under it
         the basic controls and the heads (the tables a tab away); no title bars."""
-        w, h = max(self.width(), 1280), max(self.height(), 720)
+        h = max(self.height(), 720)
         self._arrange(present=True)
         for key in HIDDEN_DOCKS:
             self.docks[key].hide()
