@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from mha_explorer.core.config import MHAConfig  # noqa: E402
 from mha_explorer.core.plan import STAGE_IDS  # noqa: E402
 from mha_explorer.qt.controller import Controller  # noqa: E402
-from mha_explorer.qt.stage_view import StageView  # noqa: E402
+from mha_explorer.qt.stage.stage_view import StageView  # noqa: E402
 
 CONFIGS = {
     "MHA  D=512 H=8 B=2 T=8": MHAConfig(d_model=512, n_heads=8, batch=2, seq=8),

@@ -72,7 +72,7 @@ def started_panel(app, cfg, stage: str, marks: dict | None = None):
     trace_ready, taken before the panel's own handlers run.
     """
     from mha_explorer.qt.controller import Controller
-    from mha_explorer.qt.heatmaps import HeatmapPanel
+    from mha_explorer.qt.heads.heads_panel import HeatmapPanel
 
     ctrl = Controller(cfg)
     if marks is not None:
@@ -123,7 +123,7 @@ def matplotlib_grid(arrays, levels):
 
 def bench_refresh(app) -> None:
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.qt.heatmap_model import head_entropies
+    from mha_explorer.core.head_maps import head_entropies
 
     print("1. Refresh every head at softmax: CPU ms (median) / best wall ms; "
           "panel and figure 1400 x 900 px")
@@ -159,7 +159,7 @@ def bench_new_maps(app, cells: int = 30, panels: int = 3) -> None:
     from PySide6.QtWidgets import QWidget
 
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.qt.heatmap_cell import HeatmapCell
+    from mha_explorer.qt.heads.head_cell import HeatmapCell
 
     host = QWidget()
     HeatmapCell(parent=host)  # fonts, styles and imports

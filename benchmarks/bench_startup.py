@@ -22,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 SHOW_PROBE = r"""
 import sys, time
-from mha_explorer.qt.app import application, build_window
+from mha_explorer.qt.shell.app import application, build_window
 from mha_explorer.core.config import MHAConfig
 app = application()
 w = build_window(MHAConfig())
@@ -59,7 +59,7 @@ def bench_in_process(repeat: int) -> None:
 
     from mha_explorer.core.config import MHAConfig
     from mha_explorer.core.memory import default_budget, estimate
-    from mha_explorer.qt.app import application, build_window
+    from mha_explorer.qt.shell.app import application, build_window
 
     app = application()
     window = build_window(MHAConfig())

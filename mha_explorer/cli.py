@@ -15,14 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .core.config import DEVICES, DTYPES, ALIGNMENTS, ConfigError, MHAConfig, sentence_tokens
-from .core.export_spec import parse_formats, parse_size, parse_stages
-from .core.plan import STAGE_IDS, Plan, build_plan
-from .core.presets import PRESETS, get_preset
-from .core.units import format_bytes, format_count
+from mha_explorer.core.config import DEVICES, DTYPES, ALIGNMENTS, ConfigError, MHAConfig, sentence_tokens
+from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages
+from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
+from mha_explorer.core.presets import PRESETS, get_preset
+from mha_explorer.core.units import format_bytes, format_count
 
 EXIT_USAGE = 2
-THEME_NAMES = ("light", "dark")  # as mha_explorer.qt.theme names them; no Qt import here
+THEME_NAMES = ("light", "dark")  # as mha_explorer.qt.shell.theme names them; no Qt import here
 
 
 class UsageError(Exception):
@@ -200,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _list_presets() -> str:
-    from .core.plan import param_plan
+    from mha_explorer.core.plan import param_plan
 
     width = max(len(k) for k in PRESETS)
     out = []
@@ -250,8 +250,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     stages, size, formats, out = _export_choices(args)
     config = config_from_args(args)
     _headless()
-    from .core import engine  # torch: only once the flags are known to be good
-    from .core.memory import MemoryBudgetError
+    from mha_explorer.core import engine  # torch: only once the flags are known to be good
+    from mha_explorer.core.memory import MemoryBudgetError
 
     try:
         trace = engine.run(config)
@@ -259,9 +259,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
         print(f"mha-explorer: note: not computed ({one_line(str(exc))}); "
               "the pictures show shapes only", file=sys.stderr)
         trace = None
-    from .qt.app import application
-    from .qt.export import ExportOptions, export_stages
-    from .qt.theme import apply_theme, theme_named
+    from mha_explorer.qt.shell.app import application
+    from mha_explorer.qt.shell.export import ExportOptions, export_stages
+    from mha_explorer.qt.shell.theme import apply_theme, theme_named
 
     app = application()
     apply_theme(app, theme_named(args.export_theme or getattr(args, "theme", None) or "light"))
@@ -296,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "export":
             return _cmd_export(args)
         if args.command is None:
-            from .qt.app import run_app  # Qt is imported only to open the window
+            from mha_explorer.qt.shell.app import run_app  # Qt is imported only to open the window
 
             return run_app(args)
         return _fail(f"unknown command {args.command}")

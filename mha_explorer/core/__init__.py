@@ -3,8 +3,8 @@
 Importing this package imports no torch; ``mha_explorer.core.engine`` does.
 """
 
-from .config import ConfigError, MHAConfig
-from .plan import STAGE_IDS, Plan, build_plan
-from .presets import PRESETS, get_preset
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
+from mha_explorer.core.presets import PRESETS, get_preset
 
 __all__ = ["ConfigError", "MHAConfig", "STAGE_IDS", "Plan", "build_plan", "PRESETS", "get_preset"]

@@ -11,6 +11,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from mha_explorer.core.specs import (
+    POSITION_KINDS,
+    WEIGHT_SOURCES,
+    AttentionKind,
+    MaskSpec,
+    PositionsSpec,
+    WeightsSpec,
+)
+
 DTYPES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 DEVICES = ("auto", "cpu", "cuda", "mps")
 ALIGNMENTS = ("top-left", "bottom-right")
@@ -25,6 +34,15 @@ CAPS: dict[str, int] = {
     "seq": 1_048_576,
     "kv_seq": 1_048_576,
     "seed": 2**32 - 1,
+    "layer": 64,
+    "window": 1_048_576,
+    "stride": 1_048_576,
+    "global_tokens": 1_048_576,
+    "kv_lora_rank": 65_536,
+    "q_lora_rank": 65_536,
+    "qk_nope_head_dim": 4_096,
+    "qk_rope_head_dim": 4_096,
+    "v_head_dim": 4_096,
 }
 
 FIELD_LABELS = {
@@ -40,6 +58,19 @@ FIELD_LABELS = {
     "causal_alignment": "causal alignment",
     "causal": "causal",
     "bias": "bias",
+    "weights": "weights",
+    "layer": "layer",
+    "weights_path": "weights file",
+    "positions": "positions",
+    "window": "window",
+    "stride": "stride",
+    "global_tokens": "global tokens",
+    "mla": "latent attention",
+    "kv_lora_rank": "kv_lora_rank",
+    "q_lora_rank": "q_lora_rank",
+    "qk_nope_head_dim": "qk_nope_head_dim",
+    "qk_rope_head_dim": "qk_rope_head_dim",
+    "v_head_dim": "v_head_dim",
 }
 
 
@@ -94,6 +125,22 @@ class MHAConfig:
     device: str = "auto"
     seed: int = 0
     tokens: tuple[str, ...] | None = field(default=None, compare=True)
+    # where the weights come from (core/specs.py WeightsSpec)
+    weights: str = "random"
+    layer: int = 1  # 1-based, for trained weights
+    weights_path: str | None = None  # a saved lab run, for weights "lab"
+    # positions (PositionsSpec) and masks beyond causal (MaskSpec)
+    positions: str = "none"
+    window: int | None = None
+    stride: int | None = None
+    global_tokens: int = 0
+    # Multi-head latent attention (AttentionKind "MLA"); None: derived from d_k
+    mla: bool = False
+    kv_lora_rank: int | None = None
+    q_lora_rank: int | None = None
+    qk_nope_head_dim: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
 
     def __post_init__(self) -> None:
         validate(self)
@@ -138,9 +185,29 @@ class MHAConfig:
 
     @property
     def variant(self) -> str:
+        if self.mla:
+            return "MLA"
         if self.Hkv == self.H:
             return "MHA"
         return "MQA" if self.Hkv == 1 else "GQA"
+
+    # The descriptions the engine and the plan read (core/specs.py) -------
+    @property
+    def attention_kind(self) -> AttentionKind:
+        return AttentionKind(self.variant)
+
+    @property
+    def mask_spec(self) -> MaskSpec:
+        return MaskSpec(self.causal, self.causal_alignment, self.window, self.stride,
+                        self.global_tokens)
+
+    @property
+    def positions_spec(self) -> PositionsSpec:
+        return PositionsSpec(self.positions)
+
+    @property
+    def weights_spec(self) -> WeightsSpec:
+        return WeightsSpec(self.weights, self.seed, self.layer, self.weights_path)
 
     def kv_head_of(self, head: int) -> int:
         """The key/value head that query head ``head`` reads (GQA: i // (H / Hkv))."""
@@ -270,6 +337,7 @@ def _check(cfg: MHAConfig) -> None:
     _check_choice("dtype", cfg.dtype, tuple(DTYPES))
     _check_choice("device", cfg.device, DEVICES)
     _check_choice("causal_alignment", cfg.causal_alignment, ALIGNMENTS)
+    _check_variant_fields(cfg)
 
     D, H = cfg.d_model, cfg.n_heads
     head_counts = [h for h in divisors(D) if h <= CAPS["n_heads"]]
@@ -308,6 +376,26 @@ def _check(cfg: MHAConfig) -> None:
                 "tokens", f"the sentence has {len(cfg.tokens)} words but the sequence length "
                 f"is {cfg.seq}", [{"seq": len(cfg.tokens)}] if len(cfg.tokens) else [],
             )
+
+
+def _check_variant_fields(cfg: MHAConfig) -> None:
+    """Types and ranges of the weights, positions, mask and MLA fields.
+
+    The rules that tie them to the rest (a trained model's shape, MLA's ranks)
+    live with the code that gives them meaning and are checked after this.
+    """
+    _check_choice("weights", cfg.weights, WEIGHT_SOURCES)
+    _check_choice("positions", cfg.positions, POSITION_KINDS)
+    _check_int("layer", cfg.layer)
+    if cfg.weights_path is not None and not isinstance(cfg.weights_path, str):
+        raise ConfigError("weights_path", f"weights file must be a path, got {cfg.weights_path!r}")
+    for name in ("window", "stride", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim",
+                 "qk_rope_head_dim", "v_head_dim"):
+        if getattr(cfg, name) is not None:
+            _check_int(name, getattr(cfg, name))
+    _check_int("global_tokens", cfg.global_tokens, minimum=0)
+    if not isinstance(cfg.mla, bool):
+        raise ConfigError("mla", f"latent attention must be true or false, got {cfg.mla!r}")
 
 
 def sentence_tokens(text: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ costs nothing); the Qt exporter uses the same names for the files it writes.
 
 from __future__ import annotations
 
-from .plan import STAGE_IDS
+from mha_explorer.core.plan import STAGE_IDS
 
 FORMATS = ("png", "svg")
 DEFAULT_SIZE = (1920, 1080)

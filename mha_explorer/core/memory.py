@@ -18,9 +18,9 @@ import os
 import re
 from dataclasses import dataclass
 
-from .config import ConfigError, MHAConfig
-from .plan import build_plan
-from .units import format_bytes  # noqa: F401 - re-exported for callers of memory
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.plan import build_plan
+from mha_explorer.core.units import format_bytes  # noqa: F401 - re-exported for callers of memory
 
 DEFAULT_BUDGET_FRACTION = 0.5  # of the RAM (or VRAM) available when the run starts
 BUDGET_ENV = "MHA_EXPLORER_MEMORY_BUDGET"

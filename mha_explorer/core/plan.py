@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .config import MHAConfig
+from mha_explorer.core.config import MHAConfig
 
 STAGE_IDS = (
     "input", "project", "view", "transpose", "scores",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ConfigError, MHAConfig
+from mha_explorer.core.config import ConfigError, MHAConfig
 
 
 @dataclass(frozen=True)

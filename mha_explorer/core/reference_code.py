@@ -9,8 +9,8 @@ and no Qt are imported; the text is only *about* torch.
 
 from __future__ import annotations
 
-from .config import MHAConfig
-from .plan import STAGE_IDS, build_plan
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.plan import STAGE_IDS, build_plan
 
 COMMENT_COLUMN = 34  # shape comments line up here unless the statement is longer
 INDENT = "    "

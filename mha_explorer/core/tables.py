@@ -10,7 +10,7 @@ import csv
 import io
 from pathlib import Path
 
-from .plan import Plan
+from mha_explorer.core.plan import Plan
 
 SHAPE_HEADER = ("stage", "tensor", "dims", "shape", "strides", "contiguous", "allocates",
                 "bytes", "stage_flops", "stage_bytes")

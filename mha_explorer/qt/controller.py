@@ -12,11 +12,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
-from ..core.config import ConfigError, MHAConfig
-from ..core.memory import Estimate, MemoryBudgetError, default_budget, estimate
-from ..core.plan import STAGE_IDS, Plan, build_plan
-from ..core.presets import get_preset
-from .worker import ComputeRequest, ComputeWorker
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.memory import Estimate, MemoryBudgetError, default_budget, estimate
+from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
+from mha_explorer.core.presets import get_preset
+from mha_explorer.qt.worker import ComputeRequest, ComputeWorker
 
 DEBOUNCE_MS = 150
 SPEEDS = (0.5, 1.0, 1.5, 2.0, 3.0)  # stages per ~2 s at 1.0

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from ..core.config import ConfigError, MHAConfig
+from mha_explorer.core.config import ConfigError, MHAConfig
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class ComputeWorker(QObject):
     def _load_engine(self):
         if self._engine is None:
             t0 = time.perf_counter()
-            from ..core import engine  # imports torch, on this thread only
+            from mha_explorer.core import engine  # imports torch, on this thread only
 
             self._engine = engine
             self.engine_loaded.emit(time.perf_counter() - t0)

@@ -40,8 +40,8 @@ def controller(make_controller):
 def make_window(qtbot, tmp_path):
     """The real main window on a small config, with preferences in tmp_path; closed
     at the end, which stops its thread and gives the application its look back."""
-    from mha_explorer.qt.app import build_window
-    from mha_explorer.qt.settings import Preferences
+    from mha_explorer.qt.shell.app import build_window
+    from mha_explorer.qt.shell.settings import Preferences
 
     made = []
 

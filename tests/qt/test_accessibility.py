@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
     QScrollBar, QWidget,
 )
 
-from mha_explorer.qt.export_dialog import ExportDialog
+from mha_explorer.qt.shell.export_dialog import ExportDialog
 
 CONTROLS = (QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QCheckBox, QAbstractSlider)
 

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.presets import PRESETS
-from mha_explorer.qt.controls import ControlsPanel, gqa_default, suggestion_text
-from mha_explorer.qt.params_panel import ParamsPanel
-from mha_explorer.qt.shapes_table import ShapesTable
+from mha_explorer.qt.panels.configuration import ControlsPanel, gqa_default, suggestion_text
+from mha_explorer.qt.panels.parameters import ParamsPanel
+from mha_explorer.qt.panels.shapes import ShapesTable
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages, stage_stem
 from mha_explorer.core.plan import STAGE_IDS, build_plan
-from mha_explorer.qt.export import ExportOptions, export_stages
+from mha_explorer.qt.shell.export import ExportOptions, export_stages
 
 SIZE = (800, 450)
 

@@ -101,9 +101,9 @@ def test_repeated_failures_never_stop_the_worker(qtbot, make_controller, monkeyp
 
 def main_window_class():
     try:
-        from mha_explorer.qt.main_window import MainWindow
+        from mha_explorer.qt.shell.main_window import MainWindow
     except Exception as exc:  # noqa: BLE001 - its panels are written alongside this test
-        pytest.skip(f"mha_explorer.qt.main_window does not import yet: {exc}")
+        pytest.skip(f"mha_explorer.qt.shell.main_window does not import yet: {exc}")
     return MainWindow
 
 

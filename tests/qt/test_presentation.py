@@ -9,7 +9,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QLabel
 
 from mha_explorer.core.plan import STAGE_IDS
-from mha_explorer.qt.presentation import BODY_PT
+from mha_explorer.qt.shell.presentation import BODY_PT
 
 
 def panel_type(window) -> dict[str, float]:

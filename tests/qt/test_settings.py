@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QByteArray
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.qt.settings import FORMAT_VERSION, SETTINGS_ENV, Preferences
+from mha_explorer.qt.shell.settings import FORMAT_VERSION, SETTINGS_ENV, Preferences
 
 
 def ini_string(value: str) -> str:

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QLabel, QWidget
 
-from mha_explorer.qt.key_help import plain
-from mha_explorer.qt.settings import Preferences
+from mha_explorer.qt.shell.key_help import plain
+from mha_explorer.qt.shell.settings import Preferences
 
 
 def menu_actions(window):

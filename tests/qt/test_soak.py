@@ -21,8 +21,8 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.qt.app import build_window
-from mha_explorer.qt.settings import Preferences
+from mha_explorer.qt.shell.app import build_window
+from mha_explorer.qt.shell.settings import Preferences
 
 INTERACTIONS = int(os.environ.get("MHA_SOAK_INTERACTIONS", "400"))
 WARM_UP = 150  # at least this many interactions before the memory baseline

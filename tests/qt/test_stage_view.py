@@ -14,10 +14,10 @@ from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.core.reference_code import stage_lines
 from mha_explorer.qt.controller import Controller
-from mha_explorer.qt.diagram_items import ChipItem, NoteItem, TextItem
-from mha_explorer.qt.diagram_motion import duration_for
-from mha_explorer.qt.diagram_style import dim_label, shape_text
-from mha_explorer.qt.stage_view import StageView
+from mha_explorer.qt.stage.diagram_items import ChipItem, NoteItem, TextItem
+from mha_explorer.qt.stage.diagram_motion import duration_for
+from mha_explorer.qt.stage.diagram_style import dim_label, shape_text
+from mha_explorer.qt.stage.stage_view import StageView
 
 CONFIGS = {
     "mha": MHAConfig(d_model=64, n_heads=4, batch=2, seq=6),
@@ -207,7 +207,7 @@ def test_grids_show_values_only_from_a_trace_of_this_config(qtbot, controller):
 
 
 def test_the_view_modules_do_not_import_torch():
-    code = ("import sys; import mha_explorer.qt.stage_view; "
+    code = ("import sys; import mha_explorer.qt.stage.stage_view; "
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QAbstractButton, QVBoxLayout, QWidget
 
 from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.qt.controller import SPEEDS
-from mha_explorer.qt.shapes_table import ShapesTable
-from mha_explorer.qt.stepper import StageStepper
+from mha_explorer.qt.panels.shapes import ShapesTable
+from mha_explorer.qt.panels.stages import StageStepper
 
 PLAY_WAIT_MS = 3_000  # one step at 3× is about 0.7 s
 

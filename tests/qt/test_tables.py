@@ -9,10 +9,10 @@ from PySide6.QtWidgets import QMainWindow
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.memory import format_bytes
-from mha_explorer.qt.params_panel import ParamsPanel
-from mha_explorer.qt.dim_colors import dim_color
-from mha_explorer.qt.shapes_table import CHIPS_ROLE, COLUMNS, ShapesTable, format_count
-from mha_explorer.qt.status_bar import StatusBarView
+from mha_explorer.qt.panels.parameters import ParamsPanel
+from mha_explorer.qt.colors import dim_color
+from mha_explorer.qt.panels.shapes import CHIPS_ROLE, COLUMNS, ShapesTable, format_count
+from mha_explorer.qt.shell.status_bar import StatusBarView
 
 CPU = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
 TRACE_TIMEOUT_MS = 60_000

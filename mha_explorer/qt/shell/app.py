@@ -13,11 +13,11 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
-from .. import assets
-from ..core.config import MHAConfig
-from .controller import Controller
-from .main_window import MainWindow
-from .settings import Preferences
+from mha_explorer import assets
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.shell.main_window import MainWindow
+from mha_explorer.qt.shell.settings import Preferences
 
 
 def application() -> QApplication:
@@ -42,7 +42,7 @@ def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
 
 
 def run_app(args: argparse.Namespace) -> int:
-    from ..cli import config_from_args
+    from mha_explorer.cli import config_from_args
 
     # flags are checked before Qt opens a display, so a typo is one line on stderr
     prefs = Preferences(args.settings)

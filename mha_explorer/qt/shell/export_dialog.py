@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (
     QLineEdit, QPushButton, QWidget,
 )
 
-from ..core.export_spec import DEFAULT_SIZE, FORMATS
-from .export import ExportOptions
+from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS
+from mha_explorer.qt.shell.export import ExportOptions
 
 SIZES = ((1920, 1080), (1280, 720), (3840, 2160), (1024, 768))
 

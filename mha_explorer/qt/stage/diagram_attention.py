@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
-from . import diagram_style as style
-from .diagram_compose import (Composer, StageContext, bottom_space, chip_height, chip_size,
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_compose import (Composer, StageContext, bottom_space, chip_height, chip_size,
                               left_room, note_height, text_width, top_space)
-from .diagram_data import head_matrix, hidden_from, matching_trace, scores_image, weights_image
+from mha_explorer.qt.stage.diagram_data import head_matrix, hidden_from, matching_trace, scores_image, weights_image
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star

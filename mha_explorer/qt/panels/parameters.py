@@ -11,9 +11,9 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, \
     QWidget
 
-from ..core.plan import Plan
-from ..core.units import format_bytes, format_count
-from .controller import Controller
+from mha_explorer.core.plan import Plan
+from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.qt.controller import Controller
 
 MAX_TERMS = 8  # four weights and, with bias, four bias vectors
 TYPE_SCALE = 1.15  # the panel reads a little larger than the window's type

@@ -15,10 +15,10 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem
 
-from ..core.config import MHAConfig
-from ..core.plan import Plan, TensorSpec
-from . import diagram_style as style
-from .diagram_items import SHADOW_STEP, BlockItem, ChipItem, GridItem, LineItem, NoteItem, TextItem
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.plan import Plan, TensorSpec
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_items import SHADOW_STEP, BlockItem, ChipItem, GridItem, LineItem, NoteItem, TextItem
 
 ANCHORS = {  # fraction of the item's body rect that lands on the given point
     "tl": (0, 0), "tc": (0.5, 0), "tr": (1, 0),

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
     QFrame, QGraphicsRectItem, QGraphicsView, QLabel, QSizePolicy, QVBoxLayout,
 )
 
-from .heatmap_axis import TokenAxis
-from .heatmap_model import HeatMap, StageMaps, group_color
-from .theme import contrast_ratio
+from mha_explorer.qt.heads.token_axis import TokenAxis
+from mha_explorer.core.head_maps import HeatMap, StageMaps, group_color
+from mha_explorer.qt.shell.theme import contrast_ratio
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")

@@ -14,8 +14,7 @@ from PySide6.QtGui import (QBrush, QColor, QFontMetricsF, QImage, QPainter, QPai
                            QPolygonF, QTransform)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QGraphicsTextItem
 
-from . import diagram_style as style
-
+from mha_explorer.qt.stage import diagram_style as style
 EDGE = 6  # width of the coloured bar that names a block's axis
 SHADOW_STEP = 9  # offset of each layer behind a block (batch, heads)
 

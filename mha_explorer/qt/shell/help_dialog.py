@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
-from .. import assets
+from mha_explorer import assets
 
 HELP_FILE = "help.md"
 

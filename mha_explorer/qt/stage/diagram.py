@@ -12,13 +12,13 @@ from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
-from . import diagram_style as style
-from .diagram_attention import build_scores, build_softmax, build_weighted_sum
-from .diagram_compose import Composer, StageContext
-from .diagram_heads import build_merge, build_transpose
-from .diagram_linear import build_input, build_output, build_project, build_view
-from .diagram_motion import Transition, duration_for
-from .theme import theme_of
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
+from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
+from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
+from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
+from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
+from mha_explorer.qt.shell.theme import theme_of
 
 MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
 

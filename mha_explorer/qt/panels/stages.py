@@ -12,8 +12,8 @@ from PySide6.QtWidgets import (
     QButtonGroup, QComboBox, QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QWidget,
 )
 
-from ..core.plan import STAGE_IDS
-from .controller import SPEEDS, Controller
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.qt.controller import SPEEDS, Controller
 
 STAGE_LABELS = {
     "input": "input", "project": "project", "view": "view", "transpose": "transpose",

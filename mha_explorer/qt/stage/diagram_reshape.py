@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 
-from ..core.units import format_bytes
-from . import diagram_style as style
-from .diagram_compose import Composer, StageContext, bottom_space, left_room, text_width, top_space
-from .diagram_items import BlockItem
-from .diagram_linear import NOTE_H, ROW_GAP, bottom_note, linear_k, row_centres
+from mha_explorer.core.units import format_bytes
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_compose import Composer, StageContext, bottom_space, left_room, text_width, top_space
+from mha_explorer.qt.stage.diagram_items import BlockItem
+from mha_explorer.qt.stage.diagram_linear import NOTE_H, ROW_GAP, bottom_note, linear_k, row_centres
 
 CARD_GAP = 14
 ELLIPSIS_W = 52

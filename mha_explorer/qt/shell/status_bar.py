@@ -12,8 +12,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QStatusBar, QWidget,
 )
 
-from ..core.memory import MemoryBudgetError, format_bytes
-from .controller import Controller
+from mha_explorer.core.memory import MemoryBudgetError, format_bytes
+from mha_explorer.qt.controller import Controller
 
 PROGRESS_DELAY_MS = 300  # quick runs finish before the bar would flicker into view
 ERROR_TONE, NEUTRAL_TONE = "error", ""  # the theme's style sheet colours an error tone

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFont
 
-from .dim_colors import dim_color
-from .theme import LIGHT, DiagramColors
+from mha_explorer.qt.colors import dim_color
+from mha_explorer.qt.shell.theme import LIGHT, DiagramColors
 
 # type sizes in points; 14 pt is the smallest that reads from the back of a room
 LABEL_PT = 15

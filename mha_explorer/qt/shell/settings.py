@@ -15,7 +15,7 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from ..core.config import ConfigError, MHAConfig
+from mha_explorer.core.config import ConfigError, MHAConfig
 
 log = logging.getLogger(__name__)
 SETTINGS_ENV = "MHA_EXPLORER_SETTINGS"

@@ -9,11 +9,11 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from ..core.plan import STAGE_IDS
-from ..core.units import format_bytes, format_count
-from . import diagram_style as style
-from .code_panel import CodePanel
-from .diagram import MIN_CANVAS, StageDiagram
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.code_panel import CodePanel
+from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
 
 TITLE_PT, FORMULA_PT, TEXT_PT, SMALL_PT = 26, 20, 15, 14
 COMPACT_TITLE_PT, COMPACT_FORMULA_PT = 20, 16

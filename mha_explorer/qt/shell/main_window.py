@@ -15,19 +15,19 @@ from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
 
-from ..core.plan import STAGE_IDS
-from .controller import Controller
-from .controls import ControlsPanel
-from .help_dialog import HelpDialog
-from .key_help import KeyHelpOverlay
-from .params_panel import ParamsPanel
-from .presentation import HIDDEN_DOCKS, Presenter
-from .settings import Preferences
-from .shapes_table import ShapesTable
-from .stage_view import StageView
-from .status_bar import StatusBarView
-from .stepper import StageStepper
-from .theme import DEFAULT_THEME, THEMES, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.panels.configuration import ControlsPanel
+from mha_explorer.qt.shell.help_dialog import HelpDialog
+from mha_explorer.qt.shell.key_help import KeyHelpOverlay
+from mha_explorer.qt.panels.parameters import ParamsPanel
+from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter
+from mha_explorer.qt.shell.settings import Preferences
+from mha_explorer.qt.panels.shapes import ShapesTable
+from mha_explorer.qt.stage.stage_view import StageView
+from mha_explorer.qt.shell.status_bar import StatusBarView
+from mha_explorer.qt.panels.stages import StageStepper
+from mha_explorer.qt.shell.theme import DEFAULT_THEME, THEMES, Theme, apply_theme, other_theme, theme_named
 
 WINDOW_TITLE = "MHA Explorer"
 CONTROLS_WIDTH = 300
@@ -388,7 +388,7 @@ class MainWindow(QMainWindow):
         return Path(pictures) / "mha-explorer"
 
     def open_export_dialog(self) -> None:
-        from .export_dialog import ExportDialog  # QtSvg loads on first export, not at start
+        from mha_explorer.qt.shell.export_dialog import ExportDialog  # QtSvg loads on first export, not at start
 
         dialog = ExportDialog(self._export_folder(), self)
         if dialog.exec() == ExportDialog.DialogCode.Accepted:
@@ -401,7 +401,7 @@ class MainWindow(QMainWindow):
     def export_current(self, folder, *, options=None, all_stages: bool = False) -> list[Path]:
         """Write the current stage (or every stage) and the tables into ``folder``;
         returns the files. A failure is reported in the status bar, never raised."""
-        from .export import ExportOptions, export_stages
+        from mha_explorer.qt.shell.export import ExportOptions, export_stages
 
         options = options if options is not None else ExportOptions()
         c = self.controller
@@ -421,7 +421,7 @@ class MainWindow(QMainWindow):
     def heatmaps(self):
         """The HeatmapPanel, built on first use."""
         if self._heatmaps is None:
-            from .heatmaps import HeatmapPanel
+            from mha_explorer.qt.heads.heads_panel import HeatmapPanel
 
             self._heatmaps = HeatmapPanel(self.controller)
             self.docks["heatmaps"].setWidget(self._heatmaps)

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, FIELD_LABELS, MHAConfig, divisors, \
+from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, FIELD_LABELS, MHAConfig, divisors, \
     sentence_tokens
-from ..core.presets import PRESETS
-from .controller import Controller
+from mha_explorer.core.presets import PRESETS
+from mha_explorer.qt.controller import Controller
 
 CUSTOM = "Custom"
 KV_MODES = ("MHA", "GQA", "MQA")

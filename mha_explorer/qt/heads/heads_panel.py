@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .heatmap_cell import ColorBarView, HeatmapCell
-from .heatmap_dialog import HeadDialog
-from .heatmap_model import (
+from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
+from mha_explorer.qt.heads.head_zoom import HeadDialog
+from mha_explorer.core.head_maps import (
     ATTENTION_STAGES, SPLIT_TENSOR_STAGES, StageMaps, build_stage_maps, head_entropies,
 )
 

@@ -14,8 +14,8 @@ from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetricsF, QSyntaxH
                            QTextCharFormat, QTextCursor, QTextFormat)
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
-from ..core.reference_code import reference_code, stage_lines
-from .theme import Theme, theme_of
+from mha_explorer.core.reference_code import reference_code, stage_lines
+from mha_explorer.qt.shell.theme import Theme, theme_of
 
 CODE_PT = 13
 MIN_CODE_PT, MAX_CODE_PT = 10.0, 15.0  # the font shrinks or grows so the longest line fits

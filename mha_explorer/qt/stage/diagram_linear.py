@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
-from . import diagram_style as style
-from .diagram_compose import (Composer, StageContext, bottom_space, chips_row_width, left_room,
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_compose import (Composer, StageContext, bottom_space, chips_row_width, left_room,
                               top_space)
-from .diagram_items import BlockItem
+from mha_explorer.qt.stage.diagram_items import BlockItem
 
 K_MAX = 24.0  # pixels per log unit: D = 512 is drawn 240 px wide at most
 OP_W = 64  # room for "×" or "="

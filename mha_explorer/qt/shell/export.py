@@ -18,12 +18,12 @@ from PySide6.QtGui import QImage, QPainter, QPalette
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-from ..core.config import MHAConfig
-from ..core.export_spec import DEFAULT_SIZE, FORMATS, stage_stem
-from ..core.plan import STAGE_IDS, build_plan
-from ..core.tables import write_tables
-from .controller import Controller
-from .stage_view import StageView
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, stage_stem
+from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.core.tables import write_tables
+from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.stage.stage_view import StageView
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class StageExporter:
         stage_view = StageView(self.controller)
         stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
         self._stage = _Sheet(stage_view, options.size)
-        from .heatmaps import HeatmapPanel  # pyqtgraph loads only when heads are drawn
+        from mha_explorer.qt.heads.heads_panel import HeatmapPanel  # pyqtgraph loads only when heads are drawn
 
         self._heads = _Sheet(HeatmapPanel(self.controller), options.size)
         QApplication.processEvents()

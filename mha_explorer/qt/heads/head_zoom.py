@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
 )
 
-from .heatmap_cell import ColorBarView, HeatmapCell
-from .heatmap_model import StageMaps, build_stage_maps, top_keys
+from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
+from mha_explorer.core.head_maps import StageMaps, build_stage_maps, top_keys
 
 DEFAULT_TOP_K = 5
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

@@ -14,8 +14,8 @@ from PySide6.QtGui import QImage
 if TYPE_CHECKING:  # numpy loads with the first trace, not with the window
     import numpy as np
 
-from ..core.config import MHAConfig
-from ..core.plan import causal_offset
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.plan import causal_offset
 
 MAX_CELLS = 64  # above this many rows or columns, cells are too small to colour one by one
 

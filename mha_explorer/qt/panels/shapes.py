@@ -16,12 +16,12 @@ from PySide6.QtWidgets import (
     QTableView, QWidget,
 )
 
-from ..core.units import format_bytes, format_count
-from ..core.plan import STAGE_IDS, Plan
-from .controller import Controller
-from .dim_colors import dim_color
-from .stepper import STAGE_LABELS
-from .theme import LIGHT, Theme, theme_of
+from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.core.plan import STAGE_IDS, Plan
+from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.colors import dim_color
+from mha_explorer.qt.panels.stages import STAGE_LABELS
+from mha_explorer.qt.shell.theme import LIGHT, Theme, theme_of
 
 COLUMNS = ("Stage", "Tensor", "Dims", "Shape", "Strides", "Contiguous", "FLOPs", "New memory")
 COL = {name: i for i, name in enumerate(COLUMNS)}

@@ -1,0 +1,110 @@
+"""Torch-free descriptions the engine and the stage plan both read.
+
+The config stays a flat record of what the person chose (easy to save, diff and
+type on a command line); these small frozen values are the views of it that the
+code works with, so the plan's shapes and numbers never disagree with what runs:
+
+- ``WeightsSpec``: where the layer's weights (and its real input) come from;
+- ``MaskSpec``: which keys each query may see;
+- ``PositionsSpec``: how token positions enter the layer;
+- ``AttentionKind``: MHA / GQA / MQA (through kv-heads) or MLA (through its ranks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WEIGHT_SOURCES = ("random", "minilm-l6", "lab")
+POSITION_KINDS = ("none", "sinusoidal", "learned", "rope")
+
+
+@dataclass(frozen=True)
+class WeightsSpec:
+    """``random`` (seeded), ``minilm-l6`` (a trained checkpoint, ``layer`` 1-based) or
+    ``lab`` (a model trained in the lab, saved at ``path``)."""
+
+    source: str = "random"
+    seed: int = 0
+    layer: int = 1
+    path: str | None = None
+
+    @property
+    def trained(self) -> bool:
+        return self.source != "random"
+
+
+@dataclass(frozen=True)
+class PositionsSpec:
+    kind: str = "none"
+    rope_base: float = 10_000.0
+
+    @property
+    def rotates_qk(self) -> bool:
+        return self.kind == "rope"
+
+    @property
+    def added_to_input(self) -> bool:
+        return self.kind in ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """``name`` is "MHA", "GQA", "MQA" or "MLA"."""
+
+    name: str
+
+    @property
+    def latent(self) -> bool:
+        return self.name == "MLA"
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """Which keys each query may see.
+
+    ``causal`` with its ``alignment`` ("top-left" as torch's is_causal, or
+    "bottom-right" as when decoding with a cache); ``window`` W keeps only the last
+    W keys up to the causal diagonal (Mistral-style; without causal, W on each
+    side); ``stride`` K keeps keys whose distance is a multiple of K (strided /
+    dilated); ``global_tokens`` N makes the first N tokens see and be seen by all.
+    Masks are built per block of rows, never as a whole T×S matrix.
+    """
+
+    causal: bool = False
+    alignment: str = "top-left"
+    window: int | None = None
+    stride: int | None = None
+    global_tokens: int = 0
+
+    @property
+    def masks_anything(self) -> bool:
+        return self.causal or self.window is not None or self.stride is not None
+
+    def offset(self, T: int, S: int) -> int:
+        """Query i lines up with key i + offset: 0 top-left, S - T bottom-right."""
+        return S - T if self.alignment == "bottom-right" else 0
+
+    def visible(self, r0: int, r1: int, T: int, S: int) -> np.ndarray | None:
+        """Bool [r1 - r0, S]: True where query row i in [r0, r1) may see key j.
+
+        None when nothing is masked. Only the rows asked for are ever built.
+        """
+        if not self.masks_anything:
+            return None
+        i = np.arange(r0, r1)[:, None] + self.offset(T, S)  # [r, 1] aligned query index
+        j = np.arange(S)[None, :]  # [1, S]
+        d = i - j  # [r, S] distance back from the query's own position
+        ok = np.ones((r1 - r0, S), dtype=bool)
+        if self.causal:
+            ok &= d >= 0
+        if self.window is not None:
+            ok &= (d < self.window) if self.causal else (np.abs(d) < self.window)
+        if self.stride is not None:
+            ok &= (d % self.stride) == 0
+        if self.global_tokens:
+            g = self.global_tokens
+            ok |= j < g  # every query sees the global keys
+            ok[np.arange(r0, r1) < g] = True  # global queries see everything
+        return ok

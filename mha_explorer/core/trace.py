@@ -1,0 +1,53 @@
+"""What one engine run computed, as plain numpy and Python values (no torch).
+
+Views and panels read a Trace; only the engine makes one. Keeping the type here
+lets the Qt floor annotate what it receives without importing torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mha_explorer.core.config import MHAConfig
+
+
+class Cancelled(Exception):
+    """The run was cancelled through its ``cancel`` callback."""
+
+
+@dataclass
+class Trace:
+    """What one run computed.
+
+    ``tensors[stage][name]`` holds each stage's tensors as float32 numpy arrays
+    in the shapes of the plan. In ``windowed`` mode the batch axis holds only
+    ``batch_index`` and the attention matrices only query rows ``rows``.
+    """
+
+    config: MHAConfig
+    mode: str  # "full" or "windowed"
+    device: str
+    tokens_q: tuple[str, ...]
+    tokens_kv: tuple[str, ...]
+    tensors: dict[str, dict[str, np.ndarray]]
+    weights: dict[str, np.ndarray]  # nn.Linear layout: out × in
+    output: np.ndarray  # Y, [B, T, D] (windowed: [1, T, D] for batch_index)
+    timings: dict[str, float]
+    seconds: float
+    batch_index: int | None  # None: every batch element is kept
+    rows: tuple[int, int]  # query rows kept in scores / weights
+    masked_rows: np.ndarray  # bool [T]: rows with no visible key (their weights are 0)
+    estimate_bytes: int
+    budget_bytes: int
+    notes: tuple[str, ...] = ()
+    output_norms: tuple[float, ...] = field(default=())  # ||Y[b]|| for every b
+
+    def batch_slot(self, b: int) -> int:
+        """Index into the stored batch axis for batch element ``b``."""
+        if self.batch_index is None:
+            return b
+        if b != self.batch_index:
+            raise IndexError(f"batch element {b} is not kept (kept: {self.batch_index})")
+        return 0
