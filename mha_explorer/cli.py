@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from mha_explorer.console import OutputError, emit, report_interrupt, report_io_error
 from mha_explorer.core.config import DEVICES, DTYPES, ALIGNMENTS, ConfigError, MHAConfig, sentence_tokens
 from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages
+from mha_explorer.core.interrupts import deferred_interrupt
 from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
 from mha_explorer.core.presets import PRESETS, get_preset
 from mha_explorer.core.units import format_bytes, format_count
@@ -214,10 +216,10 @@ def _list_presets() -> str:
 
 def _cmd_shapes(args: argparse.Namespace) -> int:
     if args.list_presets:
-        print(_list_presets())
+        emit(_list_presets())
         return 0
     plan = build_plan(config_from_args(args))
-    print(json.dumps(plan.to_dict(), indent=2) if args.json else format_plan(plan))
+    emit(json.dumps(plan.to_dict(), indent=2) if args.json else format_plan(plan))
     return 0
 
 
@@ -263,15 +265,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from mha_explorer.qt.shell.export import ExportOptions, export_stages
     from mha_explorer.qt.shell.theme import apply_theme, theme_named
 
-    app = application()
-    apply_theme(app, theme_named(args.export_theme or getattr(args, "theme", None) or "light"))
     try:
-        written = export_stages(config, trace, stages, out, options=ExportOptions(
-            size=size, formats=formats, tables=not args.no_tables))
+        with deferred_interrupt():  # Ctrl+C acts between whole files, never inside a Qt call
+            app = application()
+            apply_theme(app, theme_named(args.export_theme or getattr(args, "theme", None) or "light"))
+            written = export_stages(config, trace, stages, out, options=ExportOptions(
+                size=size, formats=formats, tables=not args.no_tables))
     except OSError as exc:
-        return _fail(f"could not write to {out}: {exc.strerror or exc}")
+        return report_io_error(exc)  # exit 1 with the system's reason; 2 stays the usage code
     for path in written:
-        print(path)
+        emit(str(path))
     return 0
 
 
@@ -306,3 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.message)
     except BrokenPipeError:
         return 0
+    except OutputError as exc:
+        return report_io_error(exc)
+    except KeyboardInterrupt:
+        return report_interrupt()

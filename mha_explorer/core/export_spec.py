@@ -6,6 +6,9 @@ costs nothing); the Qt exporter uses the same names for the files it writes.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from mha_explorer.core.plan import STAGE_IDS
 
 FORMATS = ("png", "svg")
@@ -45,3 +48,16 @@ def parse_stages(text: str) -> tuple[str, ...]:
 def stage_stem(stage: str) -> str:
     """'scores' -> '05-scores': files sort in the order of the stages."""
     return f"{STAGE_IDS.index(stage) + 1:02d}-{stage}"
+
+
+def check_folder(folder: str | os.PathLike) -> Path:
+    """The export folder as a Path. ValueError for an empty or blank name (which
+    would quietly mean the current directory); NotADirectoryError when something
+    other than a folder has that name."""
+    text = os.fspath(folder)
+    if not str(text).strip():
+        raise ValueError("no export folder given; choose a folder")
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(20, f"{path} is not a folder", str(path))
+    return path

@@ -67,7 +67,11 @@ def to_markdown(header: tuple, rows: list[tuple]) -> str:
 
 
 def write_tables(plan: Plan, folder) -> list[str]:
-    """shapes.csv, shapes.md, params.csv, params.md in ``folder``; returns the names."""
+    """shapes.csv, shapes.md, params.csv, params.md in ``folder``; returns the names.
+    OSError (naming the file) when one cannot be written; earlier ones stay whole."""
+    from mha_explorer.core import safe_files
+    from mha_explorer.core.interrupts import checkpoint
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     files = {
@@ -77,5 +81,6 @@ def write_tables(plan: Plan, folder) -> list[str]:
         "params.md": to_markdown(PARAM_HEADER, param_rows(plan)),
     }
     for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        checkpoint()  # Ctrl+C acts between whole files
+        safe_files.write_text(folder / name, text)  # whole or not at all, never through a link
     return list(files)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import os
 import subprocess
@@ -20,7 +21,6 @@ from mha_explorer.cli import main
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.export_spec import stage_stem
 from mha_explorer.core.plan import STAGE_IDS, build_plan
-
 
 SMALL = ["--d-model", "32", "--heads", "4", "--kv-heads", "2", "--seq", "5", "--batch", "1",
          "--causal", "--device", "cpu"]
@@ -118,3 +118,73 @@ def test_export_is_documented_in_help(capsys):
     text = capsys.readouterr().out
     for flag in ("--stage", "--out", "--size", "--format", "--theme", "--no-tables"):
         assert flag in text
+
+
+# I/O failures: exit 1 with the system's reason; 2 stays the usage code ----------------------
+def test_a_planted_link_stops_the_export_with_exit_1_and_its_name(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = tmp_path / "x"
+    out.mkdir()
+    (out / "01-input.svg").symlink_to("../victim.txt")
+    result = subprocess.run(
+        [sys.executable, "-m", "mha_explorer", "export", "--out", str(out), "--preset", "gpt2",
+         "--seq", "8", "--format", "svg", "--no-tables", "--device", "cpu"],
+        env=headless_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert str(out / "01-input.svg") in result.stderr and "symbolic link" in result.stderr
+    assert result.stdout == ""  # no file is claimed as written
+    assert victim.read_text() == "precious\n" and (out / "01-input.svg").is_symlink()
+
+
+def test_a_full_disk_exits_1_with_the_reason_and_no_part_files(qapp, tmp_path, monkeypatch):
+    from mha_explorer.core import safe_files
+
+    real = safe_files._write_all
+    written = []
+
+    def write(fd, data):  # the fifth file finds the disk full halfway
+        if len(written) == 4:
+            real(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(fd)
+        real(fd, data)
+
+    monkeypatch.setattr(safe_files, "_write_all", write)
+    out = tmp_path / "full"
+    rc, stdout, err = run_main(["export", "--out", str(out), "--format", "svg", "--size", "640x360",
+                                *SMALL])
+    assert rc == 1 and stdout == "", (rc, err)
+    assert err.startswith("mha-explorer: error: ") and err.count("\n") == 1, err
+    assert "No space left on device" in err and "[Errno" not in err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["01-input.svg", "01-input-heads.svg", "02-project.svg",
+                            "02-project-heads.svg"])  # four whole files, nothing half-written
+    for name in names:
+        assert ET.parse(out / name).getroot().tag.rsplit("}", 1)[-1] == "svg", name
+
+
+def test_shapes_into_a_full_stdout_is_one_line_and_exit_1(monkeypatch, capsys):
+    class FullDisk(io.StringIO):
+        def flush(self):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(sys, "stdout", FullDisk())
+    monkeypatch.setattr("mha_explorer.console._abandon_stdout", lambda: None)  # no real fd 1 here
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["shapes"])
+    assert rc == 1
+    assert err.getvalue() == ("mha-explorer: error: could not write to standard output: "
+                              "No space left on device\n")
+
+
+def test_shapes_into_a_closed_stdout_is_one_line_and_exit_1():
+    result = subprocess.run(
+        [sys.executable, "-c", "import os, sys; os.close(1); from mha_explorer.cli import main; "
+         "sys.exit(main(['shapes']))"], capture_output=False, stderr=subprocess.PIPE,
+        stdout=None, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("mha-explorer: error: ") and result.stderr.count("\n") == 1, \
+        result.stderr

@@ -5,12 +5,15 @@ never moves."""
 from __future__ import annotations
 
 import csv
+import errno
+import os
 import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
 
+from mha_explorer.core import safe_files
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages, stage_stem
 from mha_explorer.core.plan import STAGE_IDS, build_plan
@@ -44,7 +47,7 @@ def assert_tables_match_the_plan(folder, config: MHAConfig) -> None:
     got = [(r["stage"], r["tensor"], int(r["bytes"]), int(r["stage_flops"]), int(r["stage_bytes"]))
            for r in rows]
     assert got == expected
-    for r, (stage, tensor) in zip(rows, [(s, t) for s in plan.stages for t in s.tensors]):
+    for r, tensor in zip(rows, [t for s in plan.stages for t in s.tensors], strict=True):
         assert r["shape"] == " × ".join(map(str, tensor.shape))
         assert r["strides"] == " × ".join(map(str, tensor.strides))
     with open(folder / "params.csv", newline="", encoding="utf-8") as f:
@@ -124,3 +127,93 @@ def test_formats_and_stages_parse():
     assert parse_stages("all") == STAGE_IDS and parse_stages("merge") == ("merge",)
     with pytest.raises(ValueError):
         parse_stages("Merge")
+
+
+# failures: nothing lost, nothing truncated, nothing claimed ----------------------------------
+SMALL = MHAConfig(d_model=32, n_heads=4, n_kv_heads=2, batch=1, seq=5, causal=True)
+SVG_ONLY = ExportOptions(size=(640, 360), formats=("svg",), tables=True)
+
+
+def part_files(folder) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(safe_files.PART_SUFFIX)]
+
+
+def fill_disk_after(monkeypatch, whole_files: int) -> None:
+    """The disk fills up during file number ``whole_files + 1``: half of it is written."""
+    real = safe_files._write_all
+    count = {"n": 0}
+
+    def write(fd, data):
+        count["n"] += 1
+        if count["n"] > whole_files:
+            real(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, data)
+
+    monkeypatch.setattr(safe_files, "_write_all", write)
+
+
+def test_a_full_disk_fails_loudly_and_keeps_the_earlier_export(qtbot, tmp_path, monkeypatch):
+    first = export_stages(SMALL, None, "all", tmp_path, options=SVG_ONLY)
+    before = {p.name: p.read_bytes() for p in first}
+    stale = tmp_path / "07-weighted_sum.svg"
+    stale.write_bytes(b"<svg>an older picture</svg>")  # an earlier export differs from this one
+    before[stale.name] = stale.read_bytes()
+    fill_disk_after(monkeypatch, whole_files=3)
+    with pytest.raises(OSError) as caught:
+        export_stages(SMALL, None, "all", tmp_path, options=SVG_ONLY)
+    assert caught.value.errno == errno.ENOSPC and "No space left" in caught.value.strerror
+    assert "02-project-heads.svg" in caught.value.strerror  # the fourth: 01, 01-heads, 02, 02-heads
+    assert part_files(tmp_path) == []
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert after == before  # the first three were rewritten identically, the rest untouched
+    for name in after:
+        if name.endswith(".svg") and name != stale.name:
+            assert_svg(tmp_path / name, (640, 360))
+
+
+def test_a_planted_link_is_never_followed(qtbot, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not a picture\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "01-input.png").symlink_to("../victim.txt")
+    with pytest.raises(OSError, match="symbolic link") as caught:
+        export_stages(SMALL, None, ["input"], out, options=ExportOptions(size=(640, 360)))
+    assert str(out / "01-input.png") in caught.value.strerror
+    assert victim.read_text() == "not a picture\n" and (out / "01-input.png").is_symlink()
+
+
+@pytest.mark.parametrize("folder", ["", "   "])
+def test_an_empty_folder_name_is_refused(qtbot, tmp_path, monkeypatch, folder):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="folder"):
+        export_stages(SMALL, None, ["input"], folder, options=SVG_ONLY)
+    assert list(tmp_path.iterdir()) == []  # nothing landed in the current directory
+
+
+def test_the_window_reports_a_failed_export_with_the_reason(qtbot, make_window, tmp_path,
+                                                            monkeypatch):
+    window = make_window()
+    fill_disk_after(monkeypatch, whole_files=1)
+    assert window.export_current(tmp_path / "out", options=SVG_ONLY) == []
+    message = window.statusBar().currentMessage()
+    assert message.startswith("export failed") and "No space left on device" in message
+    assert "exported" not in message
+    assert part_files(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("text", ["", "  "])
+def test_the_dialog_refuses_an_empty_folder_and_stays_open(qtbot, tmp_path, text):
+    from mha_explorer.qt.shell.export_dialog import ExportDialog
+
+    dialog = ExportDialog(tmp_path)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.folder_edit.setText(text)
+    dialog.buttons.accepted.emit()
+    assert dialog.isVisible() and dialog.result() != ExportDialog.DialogCode.Accepted
+    assert not dialog.folder_error.isHidden() and "folder" in dialog.folder_error.text()
+    dialog.folder_edit.setText(str(tmp_path / "slides"))
+    dialog.buttons.accepted.emit()
+    assert dialog.result() == ExportDialog.DialogCode.Accepted

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from mha_explorer import assets
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.shell.interrupts import exit_code, quit_on_sigint
 from mha_explorer.qt.shell.main_window import MainWindow
 from mha_explorer.qt.shell.settings import Preferences
 
@@ -48,6 +49,7 @@ def run_app(args: argparse.Namespace) -> int:
     prefs = Preferences(args.settings)
     config = config_from_args(args, prefs.load_config() or MHAConfig())
     app = application()
+    sigint = quit_on_sigint(app)  # Ctrl+C quits with 130, from before the window exists
     window = build_window(config, prefs, stage=args.stage)
     if getattr(args, "theme", None):
         window.set_theme(args.theme)  # chosen on the command line: remembered like the menu's
@@ -55,4 +57,4 @@ def run_app(args: argparse.Namespace) -> int:
     if getattr(args, "present", False):
         window.set_presentation(True)
     QTimer.singleShot(0, window.controller.start)  # torch loads after the first paint
-    return app.exec()
+    return exit_code(sigint, app.exec())

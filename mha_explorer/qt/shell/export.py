@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QImage, QPainter, QPalette
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
+from mha_explorer.core import safe_files
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, stage_stem
+from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, check_folder, stage_stem
+from mha_explorer.core.interrupts import checkpoint
 from mha_explorer.core.plan import STAGE_IDS, build_plan
 from mha_explorer.core.tables import write_tables
 from mha_explorer.qt.controller import Controller
@@ -46,32 +48,63 @@ def render_image(widget: QWidget) -> QImage:
     painter.setRenderHints(QPainter.RenderHint.Antialiasing
                            | QPainter.RenderHint.TextAntialiasing)
     widget.render(painter, QPoint(0, 0))
-    painter.end()
+    if not painter.end():
+        raise OSError("the picture could not be drawn")
     return image
 
 
-def write_png(widget: QWidget, path: Path) -> Path:
-    if not render_image(widget).save(str(path), "PNG"):
-        raise OSError(f"could not write {path}")
-    return path
+def _memory_device() -> tuple[QByteArray, QBuffer]:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    return data, buffer
 
 
-def write_svg(widget: QWidget, path: Path, title: str) -> Path:
+def png_bytes(widget: QWidget) -> bytes:
+    data, buffer = _memory_device()
+    if not render_image(widget).save(buffer, "PNG"):
+        raise OSError("the PNG could not be encoded")
+    buffer.close()
+    return bytes(data)
+
+
+def svg_bytes(widget: QWidget, title: str) -> bytes:
     """Vector text and blocks; pictures inside (heatmaps) are embedded as images."""
+    data, buffer = _memory_device()
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    generator.setOutputDevice(buffer)
     generator.setSize(widget.size())
     generator.setViewBox(QRect(QPoint(0, 0), widget.size()))
     generator.setTitle(title)
     generator.setDescription("Exported from MHA Explorer")
     painter = QPainter()
     if not painter.begin(generator):
-        raise OSError(f"could not write {path}")
+        raise OSError("the SVG could not be started")
     painter.fillRect(QRect(QPoint(0, 0), widget.size()),
                      widget.palette().color(QPalette.ColorRole.Window))
     widget.render(painter, QPoint(0, 0))
-    painter.end()
-    return path
+    if not painter.end():
+        raise OSError("the SVG could not be finished")
+    buffer.close()
+    return bytes(data)
+
+
+def _named(path: Path, make) -> bytes:
+    """``make()``, its failure named after the file it was for."""
+    try:
+        return make()
+    except OSError as exc:
+        raise OSError(exc.errno, f"could not write {path}: {exc.strerror or exc}", str(path)) from exc
+
+
+# Pictures are drawn in memory, then written whole beside the target and renamed
+# over it: a failed or interrupted export never leaves a truncated file.
+def write_png(widget: QWidget, path: Path) -> Path:
+    return safe_files.write_bytes(path, _named(path, lambda: png_bytes(widget)))
+
+
+def write_svg(widget: QWidget, path: Path, title: str) -> Path:
+    return safe_files.write_bytes(path, _named(path, lambda: svg_bytes(widget, title)))
 
 
 # an offscreen copy of the views ------------------------------------------------------------
@@ -106,7 +139,8 @@ class StageExporter:
         stage_view = StageView(self.controller)
         stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
         self._stage = _Sheet(stage_view, options.size)
-        from mha_explorer.qt.heads.heads_panel import HeatmapPanel  # pyqtgraph loads only when heads are drawn
+        # pyqtgraph loads only when heads are drawn
+        from mha_explorer.qt.heads.heads_panel import HeatmapPanel
 
         self._heads = _Sheet(HeatmapPanel(self.controller), options.size)
         QApplication.processEvents()
@@ -135,6 +169,7 @@ class StageExporter:
                                   (self._heads, f"{stem}-heads", f"{title}: every head")):
             for fmt in self.options.formats:
                 path = folder / f"{name}.{fmt}"
+                checkpoint()  # Ctrl+C acts here, between whole files
                 if fmt == "png":
                     written.append(write_png(sheet, path))
                 else:
@@ -145,8 +180,9 @@ class StageExporter:
 def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int = 0,
                   options: ExportOptions = ExportOptions()) -> list[Path]:
     """Draw ``stages`` (ids, or 'all') into ``folder``, plus the tables when asked;
-    returns every file written."""
-    folder = Path(folder)
+    returns every file written. OSError (naming the file and the system's reason)
+    when a file cannot be written; the files written before it stay whole."""
+    folder = check_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if stages == "all":
         stages = STAGE_IDS
@@ -160,5 +196,11 @@ def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int 
         for stage in stages:
             written += exporter.export_stage(stage, folder)
     if options.tables:
+        checkpoint()
         written += [folder / name for name in write_tables(build_plan(config), folder)]
     return written
+
+
+def export_problem(exc: Exception) -> str:
+    """One line for the status bar: the file and the system's reason, no errno."""
+    return safe_files.describe(exc) if isinstance(exc, OSError) else str(exc)

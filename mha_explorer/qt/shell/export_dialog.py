@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-    QLineEdit, QPushButton, QWidget,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
 )
 
-from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS
+from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, check_folder
 from mha_explorer.qt.shell.export import ExportOptions
 
 SIZES = ((1920, 1080), (1280, 720), (3840, 2160), (1024, 768))
@@ -63,8 +73,16 @@ class ExportDialog(QDialog):
         self.tables_check.setChecked(True)
         formats_row.addStretch(1)
 
+        # a folder that cannot be used is said here, and the dialog stays open
+        self.folder_error = _describe(QLabel(), "Folder problem", "Why this folder cannot be used")
+        self.folder_error.setTextFormat(Qt.TextFormat.PlainText)
+        self.folder_error.setWordWrap(True)
+        self.folder_error.hide()
+        self.folder_edit.textEdited.connect(self.folder_error.hide)
+
         form = QFormLayout(self)
         form.addRow("&Folder", folder_row)
+        form.addRow("", self.folder_error)
         form.addRow("S&tages", self.stages_combo)
         form.addRow("&Size", self.size_combo)
         form.addRow("Formats", formats_row)
@@ -86,6 +104,17 @@ class ExportDialog(QDialog):
         chosen = QFileDialog.getExistingDirectory(self, "Export to", self.folder_edit.text())
         if chosen:
             self.folder_edit.setText(chosen)
+
+    def accept(self) -> None:
+        try:
+            check_folder(self.folder_edit.text())
+        except (ValueError, OSError) as exc:
+            self.folder_error.setText(exc.strerror if isinstance(exc, OSError) and exc.strerror
+                                      else str(exc))
+            self.folder_error.show()
+            self.folder_edit.setFocus()
+            return
+        super().accept()
 
     def _allow(self) -> None:
         anything = any(c.isChecked() for c in (*self.format_checks.values(), self.tables_check))

@@ -401,7 +401,7 @@ class MainWindow(QMainWindow):
     def export_current(self, folder, *, options=None, all_stages: bool = False) -> list[Path]:
         """Write the current stage (or every stage) and the tables into ``folder``;
         returns the files. A failure is reported in the status bar, never raised."""
-        from mha_explorer.qt.shell.export import ExportOptions, export_stages
+        from mha_explorer.qt.shell.export import ExportOptions, export_problem, export_stages
 
         options = options if options is not None else ExportOptions()
         c = self.controller
@@ -410,8 +410,8 @@ class MainWindow(QMainWindow):
         try:
             written = export_stages(c.config, trace, stages, folder,
                                     batch_index=c.batch_index, options=options)
-        except OSError as exc:
-            self.statusBar().showMessage(f"export failed: {exc}", 10_000)
+        except (OSError, ValueError) as exc:
+            self.statusBar().showMessage(f"export failed: {export_problem(exc)}", 10_000)
             return []
         self.statusBar().showMessage(f"exported {len(written)} files to {folder}", 10_000)
         return written
