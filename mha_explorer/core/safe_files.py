@@ -53,8 +53,8 @@ def target_problem(path: str | os.PathLike) -> str | None:
     if stat.S_ISLNK(mode):
         return f"{path} is a symbolic link; files are never written through a link"
     if not stat.S_ISREG(mode):
-        return f"{path} is {_kind(mode)}, not a regular file; it is left as it is"
-    if not os.access(path, os.W_OK):
+        return f"{path} is {_kind(mode)}, not a regular file"
+    if not mode & 0o222 or not os.access(path, os.W_OK):  # the bits bind the superuser too
         return f"{path} is read-only"
     return None
 

@@ -100,8 +100,6 @@ def test_a_character_device_is_refused_and_stays_one(tmp_path):
     assert stat.S_ISCHR(os.lstat(node).st_mode)
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="permission bits do not bind the superuser")
 def test_a_read_only_file_is_refused(tmp_path):
     path = tmp_path / "kept.ini"
     path.write_text("kept\n")

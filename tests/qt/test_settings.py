@@ -7,9 +7,13 @@ touched.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
+import stat
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -17,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PySide6.QtCore import QByteArray
 
+from mha_explorer.core import safe_files
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.shell.settings import FORMAT_VERSION, SETTINGS_ENV, Preferences
 
@@ -202,3 +207,162 @@ def test_the_environment_variable_chooses_the_file(qapp, tmp_path, monkeypatch):
     prefs.save_config(MHAConfig(d_model=32, n_heads=2))
     prefs.sync()
     assert Preferences(str(path)).load_config() == MHAConfig(d_model=32, n_heads=2)
+
+
+# --- what is at the path: never replaced unless it is a regular file ---------------------
+def make_char_device(folder):
+    """A character device node of our own, numbered in the experimental range that no
+    driver uses: even a mistaken open could reach nothing."""
+    node = folder / "settings.ini"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(240, 0))
+    except (PermissionError, AttributeError, OSError) as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    return node
+
+
+def save_a_session(prefs: Preferences) -> None:
+    prefs.save_config(MHAConfig(d_model=64, n_heads=4))
+    prefs.save_layout(QByteArray(b"geometry"), QByteArray(b"state"))
+    prefs.set_value("theme", "dark")
+    prefs.sync()
+
+
+def test_a_character_device_is_never_replaced(qapp, tmp_path):
+    node = make_char_device(tmp_path)
+    prefs = Preferences(str(node))
+    assert prefs.ignored and "character device" in prefs.warnings[0]
+    save_a_session(prefs)
+    assert prefs.value("theme", "light") == "dark"  # kept in memory for the session
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.ini"]  # no stray temp file
+
+
+def test_a_fifo_neither_hangs_the_start_nor_is_replaced(tmp_path):
+    fifo = tmp_path / "settings.ini"
+    os.mkfifo(fifo)
+    script = ("import sys; from PySide6.QtWidgets import QApplication; app = QApplication([]); "
+              "from mha_explorer.qt.shell.settings import Preferences; "
+              "from mha_explorer.core.config import MHAConfig; "
+              "p = Preferences(sys.argv[1]); p.save_config(MHAConfig()); p.sync(); "
+              "print(p.ignored, p.warnings[0])")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": os.getcwd()}
+    try:  # an open() of a FIFO with no writer blocks for ever: a generous deadline tells
+        result = subprocess.run([sys.executable, "-c", script, str(fifo)], env=env,
+                                capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the settings FIFO blocked the start")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("True ") and "pipe" in result.stdout
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_link_is_refused_and_its_target_untouched(qapp, tmp_path):
+    target = tmp_path / "real.ini"
+    target.write_text(f"[General]\nversion={FORMAT_VERSION}\ntheme=light\n")
+    before = target.read_bytes()
+    link = tmp_path / "settings.ini"
+    link.symlink_to("real.ini")
+    prefs = Preferences(str(link))
+    assert prefs.ignored and "symbolic link" in prefs.warnings[0]
+    save_a_session(prefs)
+    assert link.is_symlink() and target.read_bytes() == before
+
+
+def test_a_file_turned_into_a_fifo_after_the_start_is_not_replaced(qapp, tmp_path):
+    path = tmp_path / "settings.ini"
+    prefs = Preferences(str(path))
+    prefs.save_config(MHAConfig())
+    assert prefs.sync() and path.is_file()
+    path.unlink()
+    os.mkfifo(path)
+    failures = []
+    prefs.save_failed.connect(failures.append)
+    prefs.save_config(MHAConfig(d_model=64, n_heads=4))
+    assert prefs.sync() is False
+    assert len(failures) == 1 and "pipe" in failures[0] and str(path) in failures[0]
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+# --- saves that fail are said once, never dropped in silence ----------------------------
+def test_a_read_only_file_is_read_and_its_failed_saves_reported_once(qapp, tmp_path):
+    path = tmp_path / "settings.ini"
+    cfg = MHAConfig(d_model=48, n_heads=6)
+    writer = Preferences(str(path))
+    writer.save_config(cfg)
+    assert writer.sync()
+    path.chmod(0o444)
+    before = path.read_bytes()
+    prefs = Preferences(str(path))
+    assert prefs.load_config() == cfg and not prefs.ignored
+    failures = []
+    prefs.save_failed.connect(failures.append)
+    for theme in ("dark", "light", "dark"):
+        prefs.set_value("theme", theme)
+        assert prefs.sync() is False
+    assert len(failures) == 1 and "read-only" in failures[0] and len(failures[0].splitlines()) == 1
+    assert failures[0] in prefs.warnings and prefs.save_error
+    assert path.read_bytes() == before
+
+
+def test_a_full_disk_or_read_only_folder_is_reported_and_the_next_good_save_lands(
+        qapp, tmp_path, monkeypatch):
+    path = tmp_path / "settings.ini"
+    prefs = Preferences(str(path))
+    failures = []
+    prefs.save_failed.connect(failures.append)
+
+    def refused(_fd, _data):
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr(safe_files, "_write_all", refused)
+    prefs.set_value("theme", "dark")
+    assert prefs.sync() is False and not path.exists()
+    assert len(failures) == 1 and "Permission denied" in failures[0]
+    monkeypatch.undo()
+    assert prefs.sync() and prefs.save_error is None
+    assert Preferences(str(path)).value("theme", "light") == "dark"
+
+
+def test_changes_reach_the_file_without_an_explicit_sync(qapp, qtbot, tmp_path):
+    path = tmp_path / "settings.ini"
+    prefs = Preferences(str(path))
+    prefs.set_value("theme", "dark")
+    qtbot.waitUntil(lambda: path.exists() and Preferences(str(path)).value("theme", "") == "dark",
+                    timeout=10_000)
+
+
+def test_the_window_shows_a_failed_save(qtbot, make_window, tmp_path):
+    path = tmp_path / "settings.ini"
+    path.write_text(f"[General]\nversion={FORMAT_VERSION}\n")
+    path.chmod(0o444)
+    window = make_window(settings=path, wait=False)
+    window.toggle_theme()
+    window.prefs.sync()
+    assert "preferences not saved" in window.statusBar().currentMessage()
+
+
+# --- the variable and the flag ----------------------------------------------------------
+@pytest.mark.parametrize("value", ["", "   ", "\t\n", "a folder"])
+def test_an_odd_environment_value_warns_and_uses_the_default(qapp, tmp_path, monkeypatch, value):
+    config_home = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setenv(SETTINGS_ENV, str(tmp_path) if value == "a folder" else value)
+    prefs = Preferences()
+    assert len(prefs.warnings) == 1 and SETTINGS_ENV in prefs.warnings[0]
+    assert "using the default" in prefs.warnings[0] and len(prefs.warnings[0].splitlines()) == 1
+    if sys.platform.startswith("linux"):
+        assert prefs.file_name == str(config_home / "MHA Explorer" / "mha-explorer.ini")
+    prefs.set_value("theme", "dark")
+    assert prefs.sync()
+    assert tmp_path.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["config"]
+
+
+@pytest.mark.parametrize("value", ["", "  ", "folder"])
+def test_a_settings_flag_that_names_no_file_is_exit_2(tmp_path, value, capsys):
+    from mha_explorer.cli import main
+
+    rc = main(["--settings", str(tmp_path) if value == "folder" else value])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("mha-explorer: error: argument --settings") \
+        and err.count("\n") == 1, err

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.env import settings_flag
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.shell.interrupts import exit_code, quit_on_sigint
 from mha_explorer.qt.shell.main_window import MainWindow
@@ -46,7 +47,7 @@ def run_app(args: argparse.Namespace) -> int:
     from mha_explorer.cli import config_from_args
 
     # flags are checked before Qt opens a display, so a typo is one line on stderr
-    prefs = Preferences(args.settings)
+    prefs = Preferences(settings_flag(args.settings))  # a blank or folder name: exit 2
     config = config_from_args(args, prefs.load_config() or MHAConfig())
     app = application()
     sigint = quit_on_sigint(app)  # Ctrl+C quits with 130, from before the window exists

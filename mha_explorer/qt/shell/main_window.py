@@ -92,6 +92,7 @@ class MainWindow(QMainWindow):
         if prefs is not None:
             for warning in prefs.warnings:
                 self.statusBar().showMessage(warning, 10_000)
+            prefs.save_failed.connect(self.statusBar().showMessage)  # a failed save stays in sight
 
     # layout --------------------------------------------------------------------
     def _dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:

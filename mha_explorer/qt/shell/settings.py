@@ -5,35 +5,131 @@ so tests never touch the user's own preferences. A file that cannot be read, tha
 belongs to something else, or that another version wrote is ignored with a
 warning rather than breaking the start, and it is never written to or cleared:
 the preferences of that session are kept in memory only.
+
+QSettings never owns the real path: it saves by writing a temporary file and
+renaming it over the path, which would turn a device, a pipe or a link into a
+regular file. It works on a private copy instead; the real file is read here
+without blocking (a FIFO never hangs the start) and written through safe_files
+(whole, never through a link, never over anything but a regular file). A save
+that fails is reported once through ``save_failed`` and ``warnings``.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import shutil
+import stat
+import sys
+import tempfile
+import weakref
+from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, QTimer, Signal
 
+from mha_explorer.core import safe_files
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.env import SETTINGS_ENV, settings_from_env
 
 log = logging.getLogger(__name__)
-SETTINGS_ENV = "MHA_EXPLORER_SETTINGS"
 FORMAT_VERSION = 1
+MAX_FILE_BYTES = 4 << 20  # far beyond any preferences file; a bigger one is not ours
+AUTOSAVE_MS = 1500  # changes reach the file soon after they stop, not on every keystroke
+__all__ = ["FORMAT_VERSION", "SETTINGS_ENV", "Preferences", "default_settings_file"]
 
 
-class Preferences:
-    def __init__(self, path: str | None = None) -> None:
-        path = path or os.environ.get(SETTINGS_ENV)
-        if path:
-            self._qs = QSettings(path, QSettings.Format.IniFormat)
-        else:
-            self._qs = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                                 "MHA Explorer", "mha-explorer")
+def default_settings_file() -> Path:
+    """Where QSettings keeps an INI file for this application and user (computed
+    here: constructing QSettings on it would already open the file)."""
+    if sys.platform.startswith("win") and os.environ.get("APPDATA"):
+        base = Path(os.environ["APPDATA"])
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "MHA Explorer" / "mha-explorer.ini"
+
+
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path``; None when it does not exist. OSError when it is not a
+    regular file (checked on the opened file, so nothing can be swapped in between)
+    or cannot be read. Opened non-blocking and without following a link."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file", str(path))
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise OSError(errno.EFBIG, f"{path} is too large for a settings file", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _discard_copy(holder: list, folder: str) -> None:
+    holder.clear()  # the QSettings on the copy goes first, so it cannot write after this
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+class Preferences(QObject):
+    save_failed = Signal(str)  # one line, once per run of failures; for the status bar
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        super().__init__()
         self.warnings: list[str] = []
         self._memory: dict[str, object] | None = None  # set when the file is ignored
-        keys = self._qs.allKeys()  # QSettings reads lazily: only now does status() know
-        name = self._qs.fileName()
+        self._save_error: str | None = None
+        self._timer: QTimer | None = None
+        self._location = self._choose_location(path)
+        self._copy_dir = tempfile.mkdtemp(prefix="mha-explorer-settings-")
+        self._copy = Path(self._copy_dir) / "settings.ini"
+        data = self._read_location()
+        self._saved = data or b""
+        if data:
+            self._copy.write_bytes(data)
+        self._qs = QSettings(str(self._copy), QSettings.Format.IniFormat)
+        self._holder = [self._qs]
+        weakref.finalize(self, _discard_copy, self._holder, self._copy_dir)
+        if self._memory is None:
+            self._check_contents()
+
+    # where, and is it ours ----------------------------------------------------------
+    def _choose_location(self, path) -> Path:
+        if path is not None and str(path).strip():
+            return Path(path).expanduser()
+        if path is not None:
+            self._ignore(f"the settings file name {str(path)!r} is empty")
+        env_path, problem = settings_from_env()
+        if problem:
+            log.warning(problem)
+            self.warnings.append(problem)
+        return env_path or default_settings_file()
+
+    def _read_location(self) -> bytes | None:
+        if self._memory is not None:
+            return None
+        problem = safe_files.target_problem(self._location)
+        if problem is not None and not problem.endswith("read-only"):  # read-only: read, report saves
+            self._ignore(problem)
+            return None
+        try:
+            return read_regular_file(self._location)
+        except OSError as exc:
+            self._ignore(f"the settings file {self._location} could not be read "
+                         f"({safe_files.describe(exc)})")
+            return None
+
+    def _check_contents(self) -> None:
+        keys = self._qs.allKeys()
+        name = self.file_name
         if self._qs.status() != QSettings.Status.NoError:
             self._ignore(f"the settings file {name} could not be read; using defaults")
         elif keys and not self._qs.contains("version"):
@@ -43,7 +139,7 @@ class Preferences:
 
     @property
     def file_name(self) -> str:
-        return self._qs.fileName()
+        return str(self._location)
 
     @property
     def ignored(self) -> bool:
@@ -63,8 +159,9 @@ class Preferences:
     def _set(self, key: str, value) -> None:
         if self._memory is not None:
             self._memory[key] = value
-        else:
-            self._qs.setValue(key, value)
+            return
+        self._qs.setValue(key, value)
+        self._schedule_save()
 
     def _int(self, key: str) -> int | None:
         try:
@@ -119,6 +216,50 @@ class Preferences:
         self._set("version", FORMAT_VERSION)  # so a file of ours is always recognised
         self._set(key, value)
 
-    def sync(self) -> None:
-        if self._memory is None:
-            self._qs.sync()
+    # saving ------------------------------------------------------------------------
+    def _schedule_save(self) -> None:
+        if QCoreApplication.instance() is None:
+            return  # no event loop to wait for: sync() saves
+        if self._timer is None:
+            self._timer = QTimer(self)
+            self._timer.setSingleShot(True)
+            self._timer.setInterval(AUTOSAVE_MS)
+            self._timer.timeout.connect(self.sync)
+        self._timer.start()
+
+    @property
+    def save_error(self) -> str | None:
+        """Why the last save failed (None after a good one)."""
+        return self._save_error
+
+    def sync(self) -> bool:
+        """Write the preferences to the file if they changed; False when that failed
+        (reported once through ``save_failed`` and ``warnings``)."""
+        if self._memory is not None:
+            return True
+        if self._timer is not None:
+            self._timer.stop()
+        self._qs.sync()
+        try:
+            data = self._copy.read_bytes() if self._qs.status() == QSettings.Status.NoError else None
+            if data is None:
+                raise OSError(errno.EIO, "the preferences could not be serialised")
+            if data != self._saved:
+                self._location.parent.mkdir(parents=True, exist_ok=True)
+                safe_files.write_bytes(self._location, data)
+                self._saved = data
+        except OSError as exc:
+            self._report_save_failure(exc)
+            return False
+        self._save_error = None
+        return True
+
+    def _report_save_failure(self, exc: OSError) -> None:
+        message = (f"preferences not saved to {self._location}: {safe_files.describe(exc)}; "
+                   "they are kept for this session only")
+        message = " ".join(message.splitlines())
+        if self._save_error is None:  # once per run of failures, not on every change
+            log.warning(message)
+            self.warnings.append(message)
+            self.save_failed.emit(message)
+        self._save_error = message
