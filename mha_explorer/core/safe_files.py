@@ -11,6 +11,7 @@ write does not touch. Every failure is an OSError whose message names the file.
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import stat
 import tempfile
@@ -143,7 +144,19 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     except OSError as exc:
         raise OSError(exc.errno, f"could not write {path}: {exc.strerror or exc}", str(path)) from exc
     _sync_folder(path.parent)
+    _remove_stale_parts(path)
     return path
+
+
+def _remove_stale_parts(path: Path) -> None:
+    """Part files of ``path`` that a killed process left behind (mkstemp's eight
+    random characters between the name and the suffix): the file is whole now."""
+    for part in path.parent.glob(f".{glob.escape(path.name)}.{'?' * 8}{PART_SUFFIX}"):
+        if str(part) in _live_parts:
+            continue
+        with suppress(OSError):
+            if stat.S_ISREG(os.lstat(part).st_mode):
+                os.unlink(part)
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:

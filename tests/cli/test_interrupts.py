@@ -96,3 +96,23 @@ def test_ctrl_c_quits_the_window_with_130(tmp_path):
     assert rc == 130, err
     assert "Traceback" not in err and "Error calling Python override" not in err, err
     assert "d_model" in settings.read_text()  # quit like any quit: the preferences were saved
+
+
+def test_a_killed_export_leaves_only_whole_files(qapp, tmp_path):
+    out = tmp_path / "slides"
+    args = [sys.executable, "-m", "mha_explorer", "export", "--out", str(out), "--size", "3840x2160",
+            "--d-model", "64", "--heads", "4", "--seq", "6", "--batch", "1", "--device", "cpu"]
+    out.mkdir()
+    earlier = out / "09-output.svg"
+    earlier.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>')
+    before = earlier.read_bytes()
+    proc = subprocess.Popen(args, env=quiet_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: any(p.name.startswith("01-") for p in out.iterdir()), "first exported file",
+               proc)
+    proc.kill()  # SIGKILL: no handler, no cleanup
+    proc.communicate(timeout=DEADLINE_S)
+    for path in out.iterdir():
+        if not path.name.startswith("."):  # a hidden part file may stay; never a truncated picture
+            assert_whole(path)
+    assert earlier.read_bytes() == before  # not reached yet, so not touched

@@ -135,3 +135,13 @@ def test_interrupted_saves_are_discarded(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         safe_files.write_text(path, "after\n")
     assert path.read_text() == "before\n" and leftovers(tmp_path) == []
+
+
+def test_parts_a_killed_save_left_are_cleared_by_the_next_whole_save(tmp_path):
+    path = tmp_path / "01-input.png"
+    stale = tmp_path / ".01-input.png.k1ll3d00.part"  # as a process killed mid-write leaves it
+    stale.write_bytes(b"half a pic")
+    other = tmp_path / ".02-project.png.k1ll3d00.part"  # another file's: not ours to judge now
+    other.write_bytes(b"half")
+    safe_files.write_bytes(path, b"whole")
+    assert path.read_bytes() == b"whole" and not stale.exists() and other.exists()
