@@ -188,3 +188,37 @@ def test_shapes_into_a_closed_stdout_is_one_line_and_exit_1():
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith("mha-explorer: error: ") and result.stderr.count("\n") == 1, \
         result.stderr
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 200 KiB tmpfs in tmp_path where this machine lets us mount one; skipped
+    elsewhere (the patched-writer test above covers the same path everywhere)."""
+    mount_point = tmp_path / "full"
+    mount_point.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(mount_point)],
+                              capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc}")
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", str(mount_point)], capture_output=True, timeout=30)
+
+
+def test_a_really_full_disk_exits_1_and_keeps_only_whole_files(tiny_disk):
+    result = subprocess.run(
+        [sys.executable, "-m", "mha_explorer", "export", "--out", str(tiny_disk), "--preset", "gpt2",
+         "--seq", "8", "--format", "svg", "--no-tables", "--device", "cpu"],
+        env=headless_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count("\n") == 1 and "No space left on device" in result.stderr
+    assert result.stdout == ""
+    names = sorted(p.name for p in tiny_disk.iterdir())
+    assert names and len(names) < 2 * 9  # it ran out part way
+    for name in names:
+        assert not name.startswith("."), name  # no part file left
+        assert ET.parse(tiny_disk / name).getroot().tag.rsplit("}", 1)[-1] == "svg", name
