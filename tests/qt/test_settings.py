@@ -366,3 +366,11 @@ def test_a_settings_flag_that_names_no_file_is_exit_2(tmp_path, value, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("mha-explorer: error: argument --settings") \
         and err.count("\n") == 1, err
+
+
+def test_a_blank_file_name_keeps_preferences_in_memory(qapp, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    prefs = Preferences("   ")
+    assert prefs.ignored and len(prefs.warnings) == 1 and "empty" in prefs.warnings[0]
+    save_a_session(prefs)
+    assert prefs.value("theme", "light") == "dark" and list(tmp_path.iterdir()) == []

@@ -105,8 +105,9 @@ class Preferences(QObject):
     def _choose_location(self, path) -> Path:
         if path is not None and str(path).strip():
             return Path(path).expanduser()
-        if path is not None:
+        if path is not None:  # a blank name: nothing to read or write, whatever the variable says
             self._ignore(f"the settings file name {str(path)!r} is empty")
+            return default_settings_file()
         env_path, problem = settings_from_env()
         if problem:
             log.warning(problem)
