@@ -12,25 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Colour maps from pyqtgraph's own set, so no matplotlib at runtime.
-# viridis: perceptually uniform and colour-blind safe, for weights in [0, 1].
-# CET-CBD1: Kovesi's colour-blind-safe diverging map (blue - grey - yellow),
-# centred on 0 by symmetric levels.
-WEIGHTS_COLORMAP = "viridis"
-DIVERGING_COLORMAP = "CET-CBD1"
+from mha_explorer.core.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
 
-PER_HEAD_STAGES = ("view", "transpose", "scores", "softmax", "weighted_sum")
 ATTENTION_STAGES = ("scores", "softmax")  # T×S matrices, windowed to trace.rows
 SPLIT_TENSOR_STAGES = ("project", "view", "transpose")  # Q, K or V can be chosen
-
-# Okabe–Ito, in an order where neighbours differ strongly: one colour per
-# key/value head, so heads that share K and V under GQA/MQA share a colour.
-GROUP_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7",
-                "#56B4E9", "#D55E00", "#F0E442", "#000000")
-
-
-def group_color(group: int) -> str:
-    return GROUP_COLORS[group % len(GROUP_COLORS)]
 
 
 @dataclass(frozen=True)
@@ -56,7 +41,6 @@ class StageMaps:
     row_kind: str  # "query" / "key" / "token"
     row_labels: tuple[str, ...]  # one per shown row
     row_start: int  # absolute position of the first shown row
-    row_total: int  # rows the full tensor has (T or S)
     col_kind: str  # "key" or "dim"
     col_labels: tuple[str, ...]  # tokens for key columns; empty for feature dims
     caption: str
@@ -178,13 +162,13 @@ def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
             for h in range(H))
         r0, r1 = rows
         return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
-                         row_kind="query", row_labels=tq[r0:r1], row_total=T,
+                         row_kind="query", row_labels=tq[r0:r1],
                          col_kind=col_kind, col_labels=col_labels, caption=caption,
                          masked=masked, **{**base, "row_start": r0})
 
     def empty(reason: str) -> StageMaps:
         return StageMaps(maps=(), levels=(0.0, 1.0), colormap=WEIGHTS_COLORMAP, value_name="",
-                         row_kind="query", row_labels=(), row_total=T, col_kind="dim",
+                         row_kind="query", row_labels=(), col_kind="dim",
                          col_labels=(), caption=reason, empty_reason=reason, **base)
 
     note = _batch_note(trace, batch)
@@ -249,7 +233,7 @@ def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
         caption = (f"{tensor} per key/value head (S × d_k = {S:,} × {dk}), {note} · {how} · "
                    f"colour centred on 0, ±{levels[1]:.3g}")
         return StageMaps(maps=maps, levels=levels, colormap=DIVERGING_COLORMAP, value_name=tensor,
-                         row_kind="key", row_labels=tkv, row_total=S, col_kind="dim",
+                         row_kind="key", row_labels=tkv, col_kind="dim",
                          col_labels=(), caption=caption, **base)
 
     # One whole [rows, width] matrix: input X, a projection, merged, Y.
@@ -278,5 +262,5 @@ def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
     levels = symmetric_levels([image])
     caption = f"{what}, {note} · colour centred on 0, ±{levels[1]:.3g}"
     return StageMaps(maps=(HeatMap(name, image),), levels=levels, colormap=DIVERGING_COLORMAP,
-                     value_name=name, row_kind=rows_kind, row_labels=labels, row_total=len(labels),
+                     value_name=name, row_kind=rows_kind, row_labels=labels,
                      col_kind="dim", col_labels=(), caption=caption, column_lines=lines, **base)

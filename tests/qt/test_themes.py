@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
 from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.colors import DIM_COLORS
+from mha_explorer.core.colors import DIM_COLORS
 from mha_explorer.qt.heads.head_cell import badge_html
-from mha_explorer.core.head_maps import GROUP_COLORS
+from mha_explorer.core.colors import GROUP_COLORS
 from mha_explorer.qt.shell.theme import (
     AAA, AAA_LARGE, DARK, LIGHT, THEMES, contrast_ratio, make_palette, relative_luminance,
     text_pairs, theme_of,

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.qt.heads.token_axis import TokenAxis
-from mha_explorer.core.head_maps import HeatMap, StageMaps, group_color
-from mha_explorer.qt.shell.theme import contrast_ratio
+from mha_explorer.core.colors import group_color, ink_on
+from mha_explorer.core.head_maps import HeatMap, StageMaps
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")
@@ -44,8 +44,7 @@ def ink_axes(axes, widget) -> None:
 def badge_html(text: str, color: str) -> str:
     """A small coloured tag, with black or white text, whichever has the higher WCAG
     contrast (a brightness rule put white on green and vermillion at 3.3-3.8:1)."""
-    black = contrast_ratio("#000000", color) >= contrast_ratio("#ffffff", color)
-    ink = "#000000" if black else "#ffffff"
+    ink = ink_on(color)
     return (f'<span style="background-color:{color}; color:{ink}; font-weight:600">'
             f"&nbsp;{text}&nbsp;</span>")
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, FIELD_LABELS, MHAConfig, divisors, \
     sentence_tokens
+from mha_explorer.core.edits import merge_edits
 from mha_explorer.core.presets import PRESETS
 from mha_explorer.qt.controller import Controller
 
@@ -433,7 +434,7 @@ class ControlsPanel(QWidget):
         if self._syncing:
             return
         self._last_fields = set(changes)
-        self._submit({**self._pending, **changes})
+        self._submit(merge_edits(self._pending, changes))
 
     def _submit(self, changes: dict[str, Any]) -> None:
         self._editing = True
@@ -449,7 +450,7 @@ class ControlsPanel(QWidget):
             self._pending = changes
 
     def _apply_suggestion(self, suggestion: dict[str, Any]) -> None:
-        self._submit({**self._pending, **suggestion})
+        self._submit(merge_edits(self._pending, suggestion))
 
     def _on_preset(self, index: int) -> None:
         key = self.preset_combo.itemData(index)

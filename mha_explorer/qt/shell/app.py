@@ -6,7 +6,6 @@ thread loads torch afterwards.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from PySide6.QtCore import QTimer
@@ -41,18 +40,16 @@ def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
     return window
 
 
-def run_app(args: argparse.Namespace) -> int:
-    from mha_explorer.cli import config_from_args
-
-    # flags are checked before Qt opens a display, so a typo is one line on stderr
-    prefs = Preferences(args.settings)
-    config = config_from_args(args, prefs.load_config() or MHAConfig())
+def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
+            theme: str | None = None, present: bool = False) -> int:
+    """Open the window on ``config`` and run the event loop; returns the exit code.
+    ``theme``: chosen on the command line, remembered like the menu's choice."""
     app = application()
-    window = build_window(config, prefs, stage=args.stage)
-    if getattr(args, "theme", None):
-        window.set_theme(args.theme)  # chosen on the command line: remembered like the menu's
+    window = build_window(config, prefs, stage=stage)
+    if theme:
+        window.set_theme(theme)
     window.show()
-    if getattr(args, "present", False):
+    if present:
         window.set_presentation(True)
     QTimer.singleShot(0, window.controller.start)  # torch loads after the first paint
     return app.exec()

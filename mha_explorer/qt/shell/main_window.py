@@ -405,7 +405,7 @@ class MainWindow(QMainWindow):
 
         options = options if options is not None else ExportOptions()
         c = self.controller
-        trace = c.trace if c.trace is not None and c.trace.config == c.config else None
+        trace = c.current_trace
         stages = STAGE_IDS if all_stages else (c.stage,)
         try:
             written = export_stages(c.config, trace, stages, folder,

@@ -103,9 +103,6 @@ class StageDiagram(QGraphicsView):
                 texts.append(text())
         return texts
 
-    def canvas_size(self) -> tuple[float, float]:
-        return self._canvas
-
     # building ---------------------------------------------------------------------------
     def _context(self) -> StageContext:
         c = self._controller
