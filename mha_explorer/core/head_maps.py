@@ -8,11 +8,16 @@ a window and keeps the panel itself to drawing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from mha_explorer.core.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
 
 ATTENTION_STAGES = ("scores", "softmax")  # T×S matrices, windowed to trace.rows
 SPLIT_TENSOR_STAGES = ("project", "view", "transpose")  # Q, K or V can be chosen
@@ -97,7 +102,7 @@ def row_entropy_bits(weights: np.ndarray, keep: np.ndarray) -> float:
     return float(-logs.sum(axis=1).mean())
 
 
-def head_entropies(trace, batch: int) -> tuple[float, ...]:
+def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:
     """Per query head, the mean entropy in bits of the shown attention rows."""
     weights = trace.tensors["softmax"]["weights"][trace.batch_slot(batch)]  # [H, r, S]
     r0, r1 = trace.rows
@@ -125,7 +130,7 @@ def _image(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-def _batch_note(trace, b: int) -> str:
+def _batch_note(trace: Trace, b: int) -> str:
     return f"batch element {b} of {trace.config.batch}"
 
 
@@ -133,7 +138,7 @@ def _rows_note(start: int, stop: int, total: int) -> str:
     return f"rows {start}–{stop - 1} of {total:,}"
 
 
-def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
+def build_stage_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q",
                      entropies: tuple[float, ...] | None = None,
                      stretch_weights: bool = False) -> StageMaps:
     """Pick ``stage``'s arrays for batch element ``batch`` out of ``trace``.

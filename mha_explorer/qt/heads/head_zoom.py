@@ -7,6 +7,8 @@ teacher steps through the stages.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -17,12 +19,16 @@ from PySide6.QtWidgets import (
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.core.head_maps import StageMaps, build_stage_maps, top_keys
 
+if TYPE_CHECKING:
+    from mha_explorer.qt.controller import Controller
+    from mha_explorer.core.trace import Trace
+
 DEFAULT_TOP_K = 5
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 class HeadDialog(QDialog):
-    def __init__(self, controller, index: int, tensor: str = "Q", stretch: bool = False,
+    def __init__(self, controller: Controller, index: int, tensor: str = "Q", stretch: bool = False,
                  parent=None) -> None:
         super().__init__(parent)
         self.controller = controller
@@ -111,7 +117,7 @@ class HeadDialog(QDialog):
         self.bar_view.show_scale(maps)
         self._fill_queries(trace)
 
-    def _fill_queries(self, trace) -> None:
+    def _fill_queries(self, trace: Trace) -> None:
         """Queries whose attention rows the trace keeps; the choice survives refreshes."""
         weights = trace.tensors.get("softmax", {}).get("weights")
         self.top_box.setVisible(weights is not None and self.maps.shows_query_heads)

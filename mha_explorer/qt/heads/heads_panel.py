@@ -9,6 +9,8 @@ rebuilds the grid; only a new head count or a new width does.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 
 import pyqtgraph as pg
@@ -23,6 +25,10 @@ from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.core.head_maps import (
     ATTENTION_STAGES, SPLIT_TENSOR_STAGES, StageMaps, build_stage_maps, head_entropies,
 )
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.controller import Controller
+    from mha_explorer.core.trace import Trace
 
 MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
 
@@ -62,7 +68,7 @@ class HeatmapPanel(QWidget):
 
     images_updated = Signal()
 
-    def __init__(self, controller, parent=None) -> None:
+    def __init__(self, controller: Controller, parent=None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.maps: StageMaps | None = None
@@ -164,7 +170,7 @@ class HeatmapPanel(QWidget):
         return self.dialog
 
     # controller signals ---------------------------------------------------------
-    def _on_trace(self, _trace) -> None:
+    def _on_trace(self, _trace: Trace) -> None:
         self._stale = False
         self._entropy_key, self._entropies = (None, -1), None  # let the old trace go
         self.refresh()
@@ -213,7 +219,7 @@ class HeatmapPanel(QWidget):
             self.dialog.set_view(self.dialog.index, self.tensor_combo.currentText(),
                                  self.stretch_check.isChecked())
 
-    def _sync_rows(self, trace) -> None:
+    def _sync_rows(self, trace: Trace) -> None:
         windowed = trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
         self.rows_label.setVisible(windowed)
         self.rows_spin.setVisible(windowed)
@@ -225,7 +231,7 @@ class HeatmapPanel(QWidget):
             self.rows_spin.setValue(r0)
             self.rows_spin.blockSignals(False)
 
-    def _cached_entropies(self, trace, b: int, stage: str) -> tuple[float, ...] | None:
+    def _cached_entropies(self, trace: Trace, b: int, stage: str) -> tuple[float, ...] | None:
         """Entropies cost a log per attention cell: once per trace and batch element."""
         if stage != "softmax" or "weights" not in trace.tensors["softmax"]:
             return None

@@ -9,6 +9,8 @@ back from the actions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
@@ -28,6 +30,9 @@ from mha_explorer.qt.stage.stage_view import StageView
 from mha_explorer.qt.shell.status_bar import StatusBarView
 from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, THEMES, Theme, apply_theme, other_theme, theme_named
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
 
 WINDOW_TITLE = "MHA Explorer"
 CONTROLS_WIDTH = 300
@@ -431,7 +436,7 @@ class MainWindow(QMainWindow):
                 self._heatmaps.refresh()
         return self._heatmaps
 
-    def _build_heatmaps(self, _trace=None) -> None:
+    def _build_heatmaps(self, _trace: Trace | None = None) -> None:
         self.heatmaps  # noqa: B018 - the property builds it
 
     # persistence ---------------------------------------------------------------

@@ -9,6 +9,8 @@ dim on its left, the column dims on top, and its name and full shape underneath.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
@@ -19,6 +21,9 @@ from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan import Plan, TensorSpec
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_items import SHADOW_STEP, BlockItem, ChipItem, GridItem, LineItem, NoteItem, TextItem
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
 
 ANCHORS = {  # fraction of the item's body rect that lands on the given point
     "tl": (0, 0), "tc": (0.5, 0), "tr": (1, 0),
@@ -34,7 +39,7 @@ class StageContext:
 
     config: MHAConfig
     plan: Plan
-    trace: object | None
+    trace: Trace | None
     batch_index: int
     width: float
     height: float
