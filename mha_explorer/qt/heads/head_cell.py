@@ -61,6 +61,10 @@ def map_title_html(heatmap: HeatMap) -> str:
 class MapImage(pg.ImageItem):
     """An ImageItem whose picture is kept in a format Qt scales quickly.
 
+    Uses pyqtgraph internals (``render`` and the ``qimage`` it fills), which have no
+    public equivalent: pyproject pins pyqtgraph below the next minor release and
+    tests/qt/test_pyqtgraph_hooks.py names the hook if one disappears.
+
     pyqtgraph hands Qt an 8-bit indexed image (a colour table of the LUT), or
     RGBA8888 where NaN cells are transparent. Qt scales neither natively: it
     converts pixel by pixel on every paint, about five times slower than for
@@ -292,6 +296,7 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
         self.addItem(self.bar)
         self._colormap = ""
+        self._value_name: str | None = None  # the bar's axis title, as last set
         ink_axes(self._axes(), self)
 
     def _axes(self):
@@ -308,9 +313,9 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         # from setImage, and each call would re-render the bar's axis on every step.
         if tuple(self.bar.levels()) != tuple(maps.levels):
             self.bar.setLevels(maps.levels)
-        axis = self.bar.getAxis("left")
-        if axis.labelText != maps.value_name:
-            axis.setLabel(maps.value_name)
+        if self._value_name != maps.value_name:
+            self._value_name = maps.value_name
+            self.bar.getAxis("left").setLabel(maps.value_name)
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette
