@@ -7,11 +7,17 @@ Bad input is one line on stderr and exit code 2.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from mha_explorer.cli import export, shapes, window
 from mha_explorer.cli.common import (
-    EXIT_USAGE, Parser, UsageError, add_config_flags, config_from_args, fail, one_line,
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+    add_config_flags,
+    config_from_args,
+    fail,
+    one_line,
 )
 from mha_explorer.core.config import ConfigError
 

@@ -8,7 +8,14 @@ import os
 import sys
 from pathlib import Path
 
-from mha_explorer.cli.common import THEME_NAMES, UsageError, add_config_flags, config_from_args, fail, one_line
+from mha_explorer.cli.common import (
+    THEME_NAMES,
+    UsageError,
+    add_config_flags,
+    config_from_args,
+    fail,
+    one_line,
+)
 from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages
 from mha_explorer.core.plan import STAGE_IDS
 

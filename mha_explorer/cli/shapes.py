@@ -33,7 +33,7 @@ def shapes_lines(plan: Plan) -> list[str]:
     """The shapes table as aligned text, the cells exactly as the window shows them."""
     rows = [SHAPE_COLUMNS] + [row.texts for row in shape_table(plan)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(SHAPE_COLUMNS))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def _param_lines(plan: Plan) -> list[str]:

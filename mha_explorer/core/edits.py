@@ -7,7 +7,8 @@ half-applied step.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from mha_explorer.core.config import MHAConfig
 

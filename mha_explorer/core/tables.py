@@ -86,7 +86,8 @@ def shape_table(plan: Plan) -> list[ShapeRow]:
             tooltips = (
                 stage_tip, f"{t.name} after “{stage.title}”",
                 "named dims: " + " × ".join(t.dims),
-                " × ".join(f"{d}={s}" for d, s in zip(t.dims, sizes)) + f" = {t.numel:,} elements",
+                " × ".join(f"{d}={s}" for d, s in zip(t.dims, sizes, strict=True))
+                + f" = {t.numel:,} elements",
                 "elements to skip for one step along each dim",
                 "contiguous: the strides are those of a fresh tensor of this shape"
                 if t.contiguous

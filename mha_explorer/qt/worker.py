@@ -7,10 +7,10 @@ result ever reaches the controller. Errors are emitted, never raised.
 
 from __future__ import annotations
 
-import time
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from PySide6.QtCore import QObject, Signal, Slot
 

@@ -33,7 +33,8 @@ def cli_rows(capsys, flags: list[str]) -> list[list[str]]:
     head = lines[header]
     columns = ("Stage", "Tensor", "Dims", "Shape", "Strides", "Contiguous", "FLOPs", "New memory")
     starts = [head.index(name) for name in columns] + [None]
-    return [[line[a:b].strip() for a, b in zip(starts, starts[1:])] for line in lines[header + 1:end]]
+    spans = list(zip(starts, starts[1:], strict=False))
+    return [[line[a:b].strip() for a, b in spans] for line in lines[header + 1:end]]
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -52,7 +53,7 @@ def test_cli_and_window_tables_print_the_same_words(qtbot, capsys, name):
     assert len(cli) == len(window) == sum(len(s.tensors) for s in plan.stages)
     # every stage opens its group with its number, in order
     assert [row[0].split()[0] for row in window if row[0]] == [str(i + 1) for i in range(len(STAGE_IDS))]
-    for cli_row, window_row in zip(cli, window):
+    for cli_row, window_row in zip(cli, window, strict=True):
         assert cli_row == window_row
 
 

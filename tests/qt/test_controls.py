@@ -12,7 +12,13 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractButton, QApplication, QComboBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox,
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
     QWidget,
 )
 

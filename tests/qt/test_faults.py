@@ -7,7 +7,7 @@ next edit must compute normally on the same, still running, worker thread.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import torch

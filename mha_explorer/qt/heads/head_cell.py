@@ -15,12 +15,17 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen
 from PySide6.QtWidgets import (
-    QFrame, QGraphicsRectItem, QGraphicsView, QLabel, QSizePolicy, QVBoxLayout,
+    QFrame,
+    QGraphicsRectItem,
+    QGraphicsView,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
 )
 
-from mha_explorer.qt.heads.token_axis import TokenAxis
 from mha_explorer.core.colors import group_color, ink_on
 from mha_explorer.core.head_maps import HeatMap, StageMaps
+from mha_explorer.qt.heads.token_axis import TokenAxis
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")

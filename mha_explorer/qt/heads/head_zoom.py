@@ -12,16 +12,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractButton, QAbstractItemView, QComboBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-    QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QAbstractButton,
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
-from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.core.head_maps import StageMaps, build_stage_maps, top_keys
+from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 
 if TYPE_CHECKING:
-    from mha_explorer.qt.controller import Controller
     from mha_explorer.core.trace import Trace
+    from mha_explorer.qt.controller import Controller
 
 DEFAULT_TOP_K = 5
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -129,7 +139,7 @@ class HeadDialog(QDialog):
         if [self.query_combo.itemText(i) for i in range(self.query_combo.count())] != labels:
             self.query_combo.blockSignals(True)
             self.query_combo.clear()
-            for r, label in zip(range(r0, r1), labels):
+            for r, label in zip(range(r0, r1), labels, strict=False):
                 self.query_combo.addItem(label, r)
             found = self.query_combo.findData(current)
             # by default the last query: under a causal mask it sees the most keys

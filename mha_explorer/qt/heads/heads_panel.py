@@ -9,26 +9,36 @@ rebuilds the grid; only a new head count or a new width does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import math
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
+from mha_explorer.core.head_maps import (
+    ATTENTION_STAGES,
+    SPLIT_TENSOR_STAGES,
+    StageMaps,
+    build_stage_maps,
+    head_entropies,
+)
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
-from mha_explorer.core.head_maps import (
-    ATTENTION_STAGES, SPLIT_TENSOR_STAGES, StageMaps, build_stage_maps, head_entropies,
-)
 
 if TYPE_CHECKING:
-    from mha_explorer.qt.controller import Controller
     from mha_explorer.core.trace import Trace
+    from mha_explorer.qt.controller import Controller
 
 MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
 
@@ -245,7 +255,7 @@ class HeatmapPanel(QWidget):
         self._set_caption()
         self._ensure_cells(len(maps.maps))
         self._grid.activate()  # place new cells now: each map is drawn once, at its size
-        for cell, heatmap in zip(self.cells, maps.maps):
+        for cell, heatmap in zip(self.cells, maps.maps, strict=False):
             cell.show_map(heatmap, maps)
         self.bar_view.show_scale(maps)  # pushes the same levels to every item
         self.images_updated.emit()

@@ -12,8 +12,18 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QComboBox, QFormLayout, QFrame, QLabel,
-    QLineEdit, QPushButton, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -21,9 +31,23 @@ from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfi
 from mha_explorer.core.edits import merge_edits
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.config_fields import (
-    ADVANCED_ROWS, ERROR_HOME, KV_MODES, KV_TIPS, SEED_MAX, FieldBox, SpaceKeepsFocus, describe,
-    gqa_default, kv_note, matching_preset, preset_combo, set_value, spin, suggestion_text,
+    ADVANCED_ROWS,
+    ERROR_HOME,
+    KV_MODES,
+    KV_TIPS,
+    SEED_MAX,
+    FieldBox,
+    SpaceKeepsFocus,
+    describe,
+    gqa_default,
+    kv_note,
+    matching_preset,
+    preset_combo,
+    set_value,
+    spin,
+    suggestion_text,
 )
+
 
 class ControlsPanel(QWidget):
     """Every setting of the attention layer and its input, as a form for a dock."""

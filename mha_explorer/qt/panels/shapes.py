@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHeaderView, QStyledItemDelegate,
-    QTableView, QWidget,
+    QAbstractItemView,
+    QHeaderView,
+    QStyledItemDelegate,
+    QTableView,
+    QWidget,
 )
 
 from mha_explorer.core.colors import dim_color, ink_on
@@ -40,7 +43,7 @@ CHIP_GAP = 3
 def chips(dims: tuple[str, ...], labels: tuple[str, ...]) -> tuple:
     """Each label on a chip in its dim's colour, so names and sizes line up by colour."""
     out = []
-    for d, label in zip(dims, labels):
+    for d, label in zip(dims, labels, strict=True):
         background = QColor(dim_color(d))
         out.append((label, background, QColor(ink_on(background.name()))))
     return tuple(out)
@@ -112,11 +115,11 @@ class ShapesModel(QAbstractTableModel):
             cells.append(roles)
         return cells
 
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
+    def rowCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
+    def columnCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=DISPLAY):
         if orientation == Qt.Orientation.Horizontal and role == DISPLAY:

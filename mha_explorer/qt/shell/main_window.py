@@ -9,9 +9,8 @@ back from the actions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
@@ -20,17 +19,17 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel
 from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
+from mha_explorer.qt.panels.parameters import ParamsPanel
+from mha_explorer.qt.panels.shapes import ShapesTable
+from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
-from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter
 from mha_explorer.qt.shell.settings import Preferences
-from mha_explorer.qt.panels.shapes import ShapesTable
-from mha_explorer.qt.stage.stage_view import StageView
 from mha_explorer.qt.shell.status_bar import StatusBarView
-from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.qt.stage.stage_view import StageView
 
 if TYPE_CHECKING:
     from mha_explorer.core.trace import Trace
@@ -115,7 +114,8 @@ class MainWindow(QMainWindow):
         """Qt's own float and close buttons on each dock's title bar carry no names."""
         for dock in self.docks.values():
             title = dock.windowTitle().replace("&&", "&")
-            for button in dock.findChildren(QAbstractButton, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            direct = Qt.FindChildOption.FindDirectChildrenOnly
+            for button in dock.findChildren(QAbstractButton, options=direct):
                 float_button = "float" in button.objectName()
                 verb = "Float" if float_button else "Close"
                 button.setAccessibleName(f"{verb} the {title} panel")
@@ -318,7 +318,9 @@ class MainWindow(QMainWindow):
         return Path(pictures) / "mha-explorer"
 
     def open_export_dialog(self) -> None:
-        from mha_explorer.qt.shell.export_dialog import ExportDialog  # QtSvg loads on first export, not at start
+        from mha_explorer.qt.shell.export_dialog import (
+            ExportDialog,  # QtSvg loads on first export, not at start
+        )
 
         dialog = ExportDialog(self._export_folder(), self)
         if dialog.exec() == ExportDialog.DialogCode.Accepted:

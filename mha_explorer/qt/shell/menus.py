@@ -76,7 +76,7 @@ def build_menus(window: MainWindow) -> None:
                "Switch between the light and the dark theme")
     themes.addSeparator()
     group = QActionGroup(window)
-    for theme, keys in zip(THEMES.values(), ("Ctrl+Shift+L", "Ctrl+Shift+D")):
+    for theme, keys in zip(THEMES.values(), ("Ctrl+Shift+L", "Ctrl+Shift+D"), strict=True):
         action = add_action(window, f"theme_{theme.name}", f"&{theme.label}", keys,
                             lambda checked, t=theme: checked and window.set_theme(t), themes,
                             f"The {theme.name} theme; every text at 7:1 contrast or more",

@@ -7,13 +7,20 @@ and keywords, and moves the highlight when the stage changes.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-import re
-
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetricsF, QSyntaxHighlighter,
-                           QTextCharFormat, QTextCursor, QTextFormat)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetricsF,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
 from mha_explorer.core.reference_code import reference_code, stage_lines

@@ -14,13 +14,13 @@ from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
+from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
 from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
-from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
 from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
-from mha_explorer.qt.shell.theme import theme_of
+from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller

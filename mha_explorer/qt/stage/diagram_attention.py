@@ -10,11 +10,20 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
-from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.stage.diagram_compose import (Composer, StageContext, bottom_space, chip_height, chip_size,
-                              left_room, note_height, text_width, top_space)
 from mha_explorer.core.diagram_data import head_matrix, hidden_from
 from mha_explorer.core.trace import current_trace
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_compose import (
+    Composer,
+    StageContext,
+    bottom_space,
+    chip_height,
+    chip_size,
+    left_room,
+    note_height,
+    text_width,
+    top_space,
+)
 from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
@@ -168,7 +177,7 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
 
     room = c.ctx.width - style.MARGIN - x0
     shown = cfg.H
-    if cfg.H > min(MAX_TILES, fitting(room)):  # leave room for "… H=96" after the tiles
+    if min(MAX_TILES, fitting(room)) < cfg.H:  # leave room for "… H=96" after the tiles
         more_w = text_width(f"… H={cfg.H:,}", style.LABEL_PT, True) + 12
         shown = max(1, min(MAX_TILES, fitting(room - more_w)))
     centres: dict[int, list[float]] = {}
@@ -177,7 +186,7 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
         tx = x0 + head * (tile + TILE_GAP) + tile / 2
         c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
         centres.setdefault(group, []).append(tx)
-    if cfg.H > shown:
+    if shown < cfg.H:
         c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + TILE / 2,
                "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
     for group, xs in centres.items():
