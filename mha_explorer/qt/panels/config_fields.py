@@ -11,10 +11,13 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QFormLayout,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -34,6 +37,13 @@ ERROR_HOME = {"tokens": "sentence", "causal_alignment": "causal"}
 # Rows a projector audience does not need (precision, placement, randomness,
 # cross-attention): tucked away by set_advanced_visible(False) in presentation mode.
 ADVANCED_ROWS = ("kv_seq", "dtype", "device", "seed")
+# each row's label, in the order of the form
+ROW_LABELS = {
+    "preset": "Preset", "d_model": "d_model (D)", "n_heads": "Heads (H)",
+    "n_kv_heads": "K/V heads", "batch": "Batch (B)", "seq": "Length (T)",
+    "sentence": "Sentence", "kv_seq": "Keys (S)", "causal": "Mask", "bias": "Bias",
+    "dtype": "dtype", "device": "Device", "seed": "Seed",
+}
 KV_TIPS = {
     "MHA": "Multi-head: every query head has its own key/value head (Hkv = H)",
     "GQA": "Grouped-query: groups of query heads share a key/value head (1 < Hkv < H)",
@@ -192,6 +202,27 @@ def preset_combo() -> QComboBox:
     combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(12)
     return combo
+
+
+def scrolling_form(panel: QWidget) -> tuple[QScrollArea, QWidget, QFormLayout]:
+    """A form in a scroll area that fills ``panel``: scrolls vertically, fits the width."""
+    form_widget = QWidget()
+    form_widget.setObjectName("controls_form")
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setWidget(form_widget)
+    outer = QVBoxLayout(panel)
+    outer.setContentsMargins(0, 0, 0, 0)
+    outer.addWidget(scroll)
+    form = QFormLayout(form_widget)
+    form.setContentsMargins(8, 8, 8, 8)
+    form.setHorizontalSpacing(10)
+    form.setVerticalSpacing(8)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return scroll, form_widget, form
 
 
 def kv_note(cfg: MHAConfig) -> str:

@@ -16,14 +16,11 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
-    QFrame,
     QLabel,
     QLineEdit,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -35,6 +32,7 @@ from mha_explorer.qt.panels.config_fields import (
     ERROR_HOME,
     KV_MODES,
     KV_TIPS,
+    ROW_LABELS,
     SEED_MAX,
     FieldBox,
     SpaceKeepsFocus,
@@ -43,9 +41,9 @@ from mha_explorer.qt.panels.config_fields import (
     kv_note,
     matching_preset,
     preset_combo,
+    scrolling_form,
     set_value,
     spin,
-    suggestion_text,
 )
 
 
@@ -181,33 +179,11 @@ class ControlsPanel(QWidget):
         }
 
     def _build_form(self) -> None:
-        labels = {
-            "preset": "Preset", "d_model": "d_model (D)", "n_heads": "Heads (H)",
-            "n_kv_heads": "K/V heads", "batch": "Batch (B)", "seq": "Length (T)",
-            "sentence": "Sentence", "kv_seq": "Keys (S)", "causal": "Mask", "bias": "Bias",
-            "dtype": "dtype", "device": "Device", "seed": "Seed",
-        }
         # the form scrolls rather than squeezes: an inline error must never be clipped,
         # and presentation mode's large type makes the form taller than most docks
-        form_widget = QWidget()
-        form_widget.setObjectName("controls_form")
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(form_widget)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
-        self._scroll = scroll
-        form = QFormLayout(form_widget)
-        form.setContentsMargins(8, 8, 8, 8)
-        form.setHorizontalSpacing(10)
-        form.setVerticalSpacing(8)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self._scroll, form_widget, form = scrolling_form(self)
         form.addRow(self.boxes["general"])
-        for key, text in labels.items():
+        for key, text in ROW_LABELS.items():
             label = QLabel(text)
             label.setBuddy(self.boxes[key].first_control)
             form.addRow(label, self.boxes[key])
@@ -418,6 +394,3 @@ class ControlsPanel(QWidget):
             set_value(self.seed_spin, min(cfg.seed, SEED_MAX))
         finally:
             self._syncing = False
-
-
-__all__ = ["ControlsPanel", "gqa_default", "suggestion_text"]
