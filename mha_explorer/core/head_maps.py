@@ -9,28 +9,17 @@ a window and keeps the panel itself to drawing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-# Colour maps from pyqtgraph's own set, so no matplotlib at runtime.
-# viridis: perceptually uniform and colour-blind safe, for weights in [0, 1].
-# CET-CBD1: Kovesi's colour-blind-safe diverging map (blue - grey - yellow),
-# centred on 0 by symmetric levels.
-WEIGHTS_COLORMAP = "viridis"
-DIVERGING_COLORMAP = "CET-CBD1"
+from mha_explorer.core.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
 
-PER_HEAD_STAGES = ("view", "transpose", "scores", "softmax", "weighted_sum")
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
+
 ATTENTION_STAGES = ("scores", "softmax")  # T×S matrices, windowed to trace.rows
 SPLIT_TENSOR_STAGES = ("project", "view", "transpose")  # Q, K or V can be chosen
-
-# Okabe–Ito, in an order where neighbours differ strongly: one colour per
-# key/value head, so heads that share K and V under GQA/MQA share a colour.
-GROUP_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7",
-                "#56B4E9", "#D55E00", "#F0E442", "#000000")
-
-
-def group_color(group: int) -> str:
-    return GROUP_COLORS[group % len(GROUP_COLORS)]
 
 
 @dataclass(frozen=True)
@@ -56,7 +45,6 @@ class StageMaps:
     row_kind: str  # "query" / "key" / "token"
     row_labels: tuple[str, ...]  # one per shown row
     row_start: int  # absolute position of the first shown row
-    row_total: int  # rows the full tensor has (T or S)
     col_kind: str  # "key" or "dim"
     col_labels: tuple[str, ...]  # tokens for key columns; empty for feature dims
     caption: str
@@ -113,7 +101,7 @@ def row_entropy_bits(weights: np.ndarray, keep: np.ndarray) -> float:
     return float(-logs.sum(axis=1).mean())
 
 
-def head_entropies(trace, batch: int) -> tuple[float, ...]:
+def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:
     """Per query head, the mean entropy in bits of the shown attention rows."""
     weights = trace.tensors["softmax"]["weights"][trace.batch_slot(batch)]  # [H, r, S]
     r0, r1 = trace.rows
@@ -141,7 +129,7 @@ def _image(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-def _batch_note(trace, b: int) -> str:
+def _batch_note(trace: Trace, b: int) -> str:
     return f"batch element {b} of {trace.config.batch}"
 
 
@@ -149,7 +137,53 @@ def _rows_note(start: int, stop: int, total: int) -> str:
     return f"rows {start}–{stop - 1} of {total:,}"
 
 
-def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
+@dataclass(frozen=True)
+class _Pick:
+    """What every stage's maps are picked from: one batch element of one trace."""
+
+    trace: Trace
+    stage: str
+    batch: int
+    slot: int  # the batch element's index in the stored arrays
+
+    @property
+    def cfg(self):
+        return self.trace.config
+
+    @property
+    def stored(self) -> dict[str, np.ndarray]:
+        return self.trace.tensors.get(self.stage, {})
+
+    @property
+    def note(self) -> str:
+        return _batch_note(self.trace, self.batch)
+
+    def base(self, **overrides) -> dict:
+        return {"stage": self.stage, "row_start": 0, "d_k": self.cfg.d_k, **overrides}
+
+    def q_heads(self, arrays, value_name, levels, colormap, col_kind, col_labels, caption, rows,
+                footers=None, masked=False) -> StageMaps:
+        """One map per query head, each tagged with the key/value head it reads."""
+        cfg = self.cfg
+        shared_kv = cfg.Hkv != cfg.H
+        maps = tuple(
+            HeatMap(f"head {h}", arrays[h], head=h,
+                    kv_group=cfg.kv_head_of(h) if shared_kv else None,
+                    footer=footers[h] if footers else "")
+            for h in range(cfg.H))
+        r0, r1 = rows
+        return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
+                         row_kind="query", row_labels=tuple(self.trace.tokens_q)[r0:r1],
+                         col_kind=col_kind, col_labels=col_labels, caption=caption,
+                         masked=masked, **self.base(row_start=r0))
+
+    def empty(self, reason: str) -> StageMaps:
+        return StageMaps(maps=(), levels=(0.0, 1.0), colormap=WEIGHTS_COLORMAP, value_name="",
+                         row_kind="query", row_labels=(), col_kind="dim",
+                         col_labels=(), caption=reason, empty_reason=reason, **self.base())
+
+
+def build_stage_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q",
                      entropies: tuple[float, ...] | None = None,
                      stretch_weights: bool = False) -> StageMaps:
     """Pick ``stage``'s arrays for batch element ``batch`` out of ``trace``.
@@ -161,98 +195,98 @@ def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
     Raises IndexError when the trace does not keep that batch element
     (windowed mode).
     """
-    cfg = trace.config
-    slot = trace.batch_slot(batch)
-    stored = trace.tensors.get(stage, {})
-    tq, tkv = tuple(trace.tokens_q), tuple(trace.tokens_kv)
-    T, S, H, dk = cfg.T, cfg.S, cfg.H, cfg.d_k
-    shared_kv = cfg.Hkv != cfg.H
-    base = dict(stage=stage, row_start=0, d_k=dk)
-
-    def q_heads(arrays, value_name, levels, colormap, col_kind, col_labels, caption, rows,
-                footers=None, masked=False):
-        maps = tuple(
-            HeatMap(f"head {h}", arrays[h], head=h,
-                    kv_group=cfg.kv_head_of(h) if shared_kv else None,
-                    footer=footers[h] if footers else "")
-            for h in range(H))
-        r0, r1 = rows
-        return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
-                         row_kind="query", row_labels=tq[r0:r1], row_total=T,
-                         col_kind=col_kind, col_labels=col_labels, caption=caption,
-                         masked=masked, **{**base, "row_start": r0})
-
-    def empty(reason: str) -> StageMaps:
-        return StageMaps(maps=(), levels=(0.0, 1.0), colormap=WEIGHTS_COLORMAP, value_name="",
-                         row_kind="query", row_labels=(), row_total=T, col_kind="dim",
-                         col_labels=(), caption=reason, empty_reason=reason, **base)
-
-    note = _batch_note(trace, batch)
-
+    pick = _Pick(trace, stage, batch, trace.batch_slot(batch))
     if stage in ATTENTION_STAGES:
-        name = "scores" if stage == "scores" else "weights"
-        if name not in stored:
-            return empty(f"this trace kept no {name} to draw (the engine stored none for "
-                         f"{_rows_note(*trace.rows, T)})")
-        block = stored[name][slot]  # [H, r, S]
-        r0, r1 = trace.rows
-        rows_note = _rows_note(r0, r1, T) + " (windowed: exact rows for what is shown)" \
-            if trace.mode == "windowed" else f"all {T:,} query rows"
-        if stage == "scores":
-            arrays = [_image(np.where(np.isneginf(block[h]), np.float32(np.nan), block[h]))
-                      for h in range(H)]
-            levels = symmetric_levels(arrays)
-            masked = " · hatched: masked (−∞)" if cfg.causal else ""
-            caption = (f"scores Q·Kᵀ/√d_k per head (rows: queries, columns: keys), {note}, "
-                       f"{rows_note} · colour centred on 0, "
-                       f"±{levels[1]:.3g}{masked}")
-            return q_heads(arrays, "score", levels, DIVERGING_COLORMAP, "key", tkv, caption,
-                           (r0, r1), masked=cfg.causal)
-        arrays = [_image(block[h]) for h in range(H)]
-        bits = head_entropies(trace, batch) if entropies is None else entropies
-        footers = [f"entropy {e:.2f} bits" for e in bits]
-        levels, scale = (0.0, 1.0), "0 to 1"
-        if stretch_weights:
-            top = max((float(a.max()) for a in arrays if a.size), default=0.0)
-            levels, scale = (0.0, top or 1.0), f"0 to {top or 1.0:.3g} (stretched to the largest)"
-        caption = (f"attention weights softmax(scores) per head (rows: queries, columns: keys), "
-                   f"{note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
-                   f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
-        return q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, "key", tkv, caption,
-                       (r0, r1), footers)
-
+        return _attention_maps(pick, entropies, stretch_weights)
     if stage == "weighted_sum":
-        ctx = stored["context"][slot]  # [H, T, d_k]
-        arrays = [_image(ctx[h]) for h in range(H)]
-        levels = symmetric_levels(arrays)
-        caption = (f"context = A·V per head (T × d_k = {T:,} × {dk}), {note} · colour centred "
-                   f"on 0, ±{levels[1]:.3g}")
-        return q_heads(arrays, "context", levels, DIVERGING_COLORMAP, "dim", (), caption, (0, T))
-
+        return _context_maps(pick)
     if stage in ("view", "transpose"):
-        src = stored[tensor][slot]  # view: [T|S, H|Hkv, d_k]; transpose: [H|Hkv, T|S, d_k]
-        heads = src.shape[1] if stage == "view" else src.shape[0]
-        arrays = [_image(src[:, h] if stage == "view" else src[h]) for h in range(heads)]
-        levels = symmetric_levels(arrays)
-        how = ("view: the same numbers read as heads, no copy" if stage == "view"
-               else "transpose: heads moved in front, strides swapped, no copy")
-        if tensor == "Q":
-            caption = (f"Q per head (T × d_k = {T:,} × {dk}), {note} · {how} · colour "
-                       f"centred on 0, ±{levels[1]:.3g}")
-            return q_heads(arrays, "Q", levels, DIVERGING_COLORMAP, "dim", (), caption, (0, T))
-        readers = cfg.group_size
-        maps = tuple(
-            HeatMap(f"kv head {g}", arrays[g], kv_group=g if shared_kv else None,
-                    footer=(f"read by heads {g * readers}–{(g + 1) * readers - 1}"
-                            if readers > 1 else ""))
-            for g in range(heads))
-        caption = (f"{tensor} per key/value head (S × d_k = {S:,} × {dk}), {note} · {how} · "
-                   f"colour centred on 0, ±{levels[1]:.3g}")
-        return StageMaps(maps=maps, levels=levels, colormap=DIVERGING_COLORMAP, value_name=tensor,
-                         row_kind="key", row_labels=tkv, row_total=S, col_kind="dim",
-                         col_labels=(), caption=caption, **base)
+        return _split_maps(pick, tensor)
+    return _matrix_maps(pick, tensor)
 
-    # One whole [rows, width] matrix: input X, a projection, merged, Y.
+
+def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
+                    stretch_weights: bool) -> StageMaps:
+    """Scores or softmax weights: one T×S map per query head (windowed: the kept rows)."""
+    trace, cfg, stage = pick.trace, pick.cfg, pick.stage
+    T, S, H = cfg.T, cfg.S, cfg.H
+    tkv = tuple(trace.tokens_kv)
+    name = "scores" if stage == "scores" else "weights"
+    if name not in pick.stored:
+        return pick.empty(f"this trace kept no {name} to draw (the engine stored none for "
+                          f"{_rows_note(*trace.rows, T)})")
+    block = pick.stored[name][pick.slot]  # [H, r, S]
+    r0, r1 = trace.rows
+    rows_note = _rows_note(r0, r1, T) + " (windowed: exact rows for what is shown)" \
+        if trace.mode == "windowed" else f"all {T:,} query rows"
+    if stage == "scores":
+        arrays = [_image(np.where(np.isneginf(block[h]), np.float32(np.nan), block[h]))
+                  for h in range(H)]
+        levels = symmetric_levels(arrays)
+        masked = " · hatched: masked (−∞)" if cfg.causal else ""
+        caption = (f"scores Q·Kᵀ/√d_k per head (rows: queries, columns: keys), {pick.note}, "
+                   f"{rows_note} · colour centred on 0, "
+                   f"±{levels[1]:.3g}{masked}")
+        return pick.q_heads(arrays, "score", levels, DIVERGING_COLORMAP, "key", tkv, caption,
+                            (r0, r1), masked=cfg.causal)
+    arrays = [_image(block[h]) for h in range(H)]
+    bits = head_entropies(trace, pick.batch) if entropies is None else entropies
+    footers = [f"entropy {e:.2f} bits" for e in bits]
+    levels, scale = (0.0, 1.0), "0 to 1"
+    if stretch_weights:
+        top = max((float(a.max()) for a in arrays if a.size), default=0.0)
+        levels, scale = (0.0, top or 1.0), f"0 to {top or 1.0:.3g} (stretched to the largest)"
+    caption = (f"attention weights softmax(scores) per head (rows: queries, columns: keys), "
+               f"{pick.note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
+               f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
+    return pick.q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, "key", tkv, caption,
+                        (r0, r1), footers)
+
+
+def _context_maps(pick: _Pick) -> StageMaps:
+    cfg = pick.cfg
+    ctx = pick.stored["context"][pick.slot]  # [H, T, d_k]
+    arrays = [_image(ctx[h]) for h in range(cfg.H)]
+    levels = symmetric_levels(arrays)
+    caption = (f"context = A·V per head (T × d_k = {cfg.T:,} × {cfg.d_k}), {pick.note} · colour "
+               f"centred on 0, ±{levels[1]:.3g}")
+    return pick.q_heads(arrays, "context", levels, DIVERGING_COLORMAP, "dim", (), caption,
+                        (0, cfg.T))
+
+
+def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
+    """View or transpose: Q per query head, K or V per key/value head."""
+    cfg, stage = pick.cfg, pick.stage
+    T, S, dk = cfg.T, cfg.S, cfg.d_k
+    src = pick.stored[tensor][pick.slot]  # view: [T|S, H|Hkv, d_k]; transpose: [H|Hkv, T|S, d_k]
+    heads = src.shape[1] if stage == "view" else src.shape[0]
+    arrays = [_image(src[:, h] if stage == "view" else src[h]) for h in range(heads)]
+    levels = symmetric_levels(arrays)
+    how = ("view: the same numbers read as heads, no copy" if stage == "view"
+           else "transpose: heads moved in front, strides swapped, no copy")
+    if tensor == "Q":
+        caption = (f"Q per head (T × d_k = {T:,} × {dk}), {pick.note} · {how} · colour "
+                   f"centred on 0, ±{levels[1]:.3g}")
+        return pick.q_heads(arrays, "Q", levels, DIVERGING_COLORMAP, "dim", (), caption, (0, T))
+    readers = cfg.group_size
+    shared_kv = cfg.Hkv != cfg.H
+    maps = tuple(
+        HeatMap(f"kv head {g}", arrays[g], kv_group=g if shared_kv else None,
+                footer=(f"read by heads {g * readers}–{(g + 1) * readers - 1}"
+                        if readers > 1 else ""))
+        for g in range(heads))
+    caption = (f"{tensor} per key/value head (S × d_k = {S:,} × {dk}), {pick.note} · {how} · "
+               f"colour centred on 0, ±{levels[1]:.3g}")
+    return StageMaps(maps=maps, levels=levels, colormap=DIVERGING_COLORMAP, value_name=tensor,
+                     row_kind="key", row_labels=tuple(pick.trace.tokens_kv), col_kind="dim",
+                     col_labels=(), caption=caption, **pick.base())
+
+
+def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
+    """One whole [rows, width] matrix: input X, a projection, merged, Y."""
+    cfg, stage = pick.cfg, pick.stage
+    T, dk = cfg.T, cfg.d_k
+    tq, tkv = tuple(pick.trace.tokens_q), tuple(pick.trace.tokens_kv)
     if stage == "input":
         name, rows_kind, labels, lines = "X", "token", tq, ()
         what = f"X, the token vectors (T × D = {T:,} × {cfg.d_model})"
@@ -274,9 +308,10 @@ def build_stage_maps(trace, stage: str, batch: int, tensor: str = "Q",
         name, rows_kind, labels, lines = "Y", "query", tq, ()
         what = (f"Y = merged·W_Oᵀ (T × D = {T:,} × {cfg.d_model}); W_O mixes the heads, so "
                 "no column belongs to one head any more")
-    image = _image(stored[name][slot])
+    image = _image(pick.stored[name][pick.slot])
     levels = symmetric_levels([image])
-    caption = f"{what}, {note} · colour centred on 0, ±{levels[1]:.3g}"
+    caption = f"{what}, {pick.note} · colour centred on 0, ±{levels[1]:.3g}"
     return StageMaps(maps=(HeatMap(name, image),), levels=levels, colormap=DIVERGING_COLORMAP,
-                     value_name=name, row_kind=rows_kind, row_labels=labels, row_total=len(labels),
-                     col_kind="dim", col_labels=(), caption=caption, column_lines=lines, **base)
+                     value_name=name, row_kind=rows_kind, row_labels=labels,
+                     col_kind="dim", col_labels=(), caption=caption, column_lines=lines,
+                     **pick.base())

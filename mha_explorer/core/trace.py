@@ -51,3 +51,9 @@ class Trace:
         if b != self.batch_index:
             raise IndexError(f"batch element {b} is not kept (kept: {self.batch_index})")
         return 0
+
+
+def current_trace(trace: Trace | None, config: MHAConfig) -> Trace | None:
+    """``trace`` when it was computed for ``config``, else None: between an edit and
+    the next run the last trace describes another layer and must not be shown as this one."""
+    return trace if trace is not None and trace.config == config else None

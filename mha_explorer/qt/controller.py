@@ -13,10 +13,12 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.edits import apply_edits
 from mha_explorer.core.memory import Estimate, MemoryBudgetError, default_budget, estimate
 from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
 from mha_explorer.core.presets import get_preset
-from mha_explorer.qt.worker import ComputeRequest, ComputeWorker
+from mha_explorer.core.trace import Trace, current_trace
+from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
 
 DEBOUNCE_MS = 150
 SPEEDS = (0.5, 1.0, 1.5, 2.0, 3.0)  # stages per ~2 s at 1.0
@@ -40,12 +42,13 @@ class Controller(QObject):
     _warm_up = Signal()
 
     def __init__(self, config: MHAConfig | None = None, *, budget_bytes: int | None = None,
-                 parent: QObject | None = None) -> None:
+                 run: RunFunction | None = None, parent: QObject | None = None) -> None:
+        """``run`` replaces the engine call on the worker thread (see worker.run_engine)."""
         super().__init__(parent)
         self._config = config or MHAConfig()
         self._plan = build_plan(self._config)
         self._error: ConfigError | None = None
-        self._trace = None
+        self._trace: Trace | None = None
         self._stage = 0
         self._speed = 1.0
         self._batch_index = 0
@@ -53,7 +56,6 @@ class Controller(QObject):
         self._budget = budget_bytes
         self._request_id = 0
         self._computing = False
-        self._last_seconds: float | None = None
 
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._on_debounce)
@@ -63,7 +65,7 @@ class Controller(QObject):
 
         self._thread = QThread(self)
         self._thread.setObjectName("mha-explorer-compute")
-        self._worker = ComputeWorker()
+        self._worker = ComputeWorker(run)
         self._worker.moveToThread(self._thread)
         self._request.connect(self._worker.compute)
         self._warm_up.connect(self._worker.warm_up)
@@ -94,6 +96,10 @@ class Controller(QObject):
             self._thread.quit()
             self._thread.wait()
 
+    def is_running(self) -> bool:
+        """Whether the compute thread is alive (started and not yet shut down)."""
+        return self._thread.isRunning()
+
     # config --------------------------------------------------------------------
     @property
     def config(self) -> MHAConfig:
@@ -115,12 +121,8 @@ class Controller(QObject):
 
     def update(self, **changes: Any) -> bool:
         """Apply edits; invalid ones are reported and the last valid state is kept."""
-        data = self._config.to_dict()
-        data.update(changes)
-        if "seq" in changes and "tokens" not in changes:
-            data["tokens"] = None  # a new length drops a sentence of another length
         try:
-            cfg = MHAConfig.from_dict(data)
+            cfg = apply_edits(self._config, changes)
         except ConfigError as err:
             self._error = err
             self.validation_changed.emit(err)
@@ -154,16 +156,19 @@ class Controller(QObject):
 
     # compute -------------------------------------------------------------------
     @property
-    def trace(self):
+    def trace(self) -> Trace | None:
+        """The last trace computed, which may belong to an earlier config."""
         return self._trace
+
+    @property
+    def current_trace(self) -> Trace | None:
+        """The trace when it belongs to the config on screen, else None (an edit is
+        waiting for its run)."""
+        return current_trace(self._trace, self._config)
 
     @property
     def computing(self) -> bool:
         return self._computing
-
-    @property
-    def last_seconds(self) -> float | None:
-        return self._last_seconds
 
     def request_compute(self, immediate: bool = False) -> None:
         """Compute the current config: at once when the worker is idle and no edit
@@ -194,19 +199,18 @@ class Controller(QObject):
             show_rows_from=self._rows_from, budget_bytes=self._budget,
         ))
 
-    def _on_finished(self, request_id: int, trace) -> None:
+    def _on_finished(self, request_id: int, trace: Trace) -> None:
         if request_id != self._request_id:
             return  # stale: a newer edit is on its way
         self._computing = False
         self._trace = trace
-        self._last_seconds = trace.seconds
         self.trace_ready.emit(trace)
 
-    def show_trace(self, trace) -> None:
+    def show_trace(self, trace: Trace) -> None:
         """Show a trace computed elsewhere (the CLI's export runs the engine itself, on
         the main thread, and never starts this controller). It replaces whatever a run
         in flight would have delivered. Raises ValueError for another config's trace."""
-        if trace.config != self._config:
+        if current_trace(trace, self._config) is None:
             raise ValueError("the trace belongs to another configuration")
         self._request_id += 1
         self._worker.supersede(self._request_id)  # a late result must not replace it
@@ -214,7 +218,6 @@ class Controller(QObject):
         self._pending = False
         self._computing = False
         self._trace = trace
-        self._last_seconds = trace.seconds
         self.trace_ready.emit(trace)
 
     def _on_failed(self, request_id: int, message: str) -> None:

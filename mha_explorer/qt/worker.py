@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.trace import Cancelled, Trace
 
 
 @dataclass(frozen=True)
@@ -23,24 +25,46 @@ class ComputeRequest:
     show_batch: int = 0
     show_rows_from: int = 0
     budget_bytes: int | None = None
-    options: dict = field(default_factory=dict)
+
+
+# (request, cancel, progress) -> Trace: what the worker calls for each request
+RunFunction = Callable[[ComputeRequest, Callable[[], bool], Callable[[float], None]], Trace]
+
+
+def load_engine():
+    from mha_explorer.core import engine  # imports torch, on the calling thread
+
+    return engine
+
+
+def run_engine(request: ComputeRequest, cancel: Callable[[], bool],
+               progress: Callable[[float], None]) -> Trace:
+    """The one place the window calls the engine: a request becomes engine arguments."""
+    return load_engine().run(
+        request.config, budget_bytes=request.budget_bytes, show_batch=request.show_batch,
+        show_rows_from=request.show_rows_from, cancel=cancel, progress=progress,
+    )
 
 
 class ComputeWorker(QObject):
-    """Lives on a QThread; ``compute`` is invoked through a queued signal."""
+    """Lives on a QThread; ``compute`` is invoked through a queued signal.
 
-    started = Signal(int)
+    ``run`` is what computes a request (``run_engine`` unless a caller, such as a
+    test, hands in another); it may raise anything: every fault becomes a message.
+    """
+
     progressed = Signal(int, float)
     finished = Signal(int, object)  # request id, Trace
     failed = Signal(int, str)  # request id, message for a person
     cancelled = Signal(int)
     engine_loaded = Signal(float)  # seconds spent importing torch
 
-    def __init__(self) -> None:
+    def __init__(self, run: RunFunction | None = None) -> None:
         super().__init__()
         self._latest = 0
         self._lock = threading.Lock()
-        self._engine = None
+        self._loaded = False
+        self._run = run or run_engine
 
     def supersede(self, request_id: int) -> None:
         """Called from the GUI thread: anything older than request_id is stale."""
@@ -51,14 +75,12 @@ class ComputeWorker(QObject):
         with self._lock:
             return request_id < self._latest
 
-    def _load_engine(self):
-        if self._engine is None:
+    def _load_engine(self) -> None:
+        if not self._loaded:
             t0 = time.perf_counter()
-            from mha_explorer.core import engine  # imports torch, on this thread only
-
-            self._engine = engine
+            load_engine()
+            self._loaded = True
             self.engine_loaded.emit(time.perf_counter() - t0)
-        return self._engine
 
     @Slot()
     def warm_up(self) -> None:
@@ -72,24 +94,15 @@ class ComputeWorker(QObject):
         if self._stale(request.id):
             self.cancelled.emit(request.id)
             return
-        self.started.emit(request.id)
         try:
-            engine = self._load_engine()
-            trace = engine.run(
-                request.config,
-                budget_bytes=request.budget_bytes,
-                show_batch=request.show_batch,
-                show_rows_from=request.show_rows_from,
-                cancel=lambda: self._stale(request.id),
-                progress=lambda f: self.progressed.emit(request.id, f),
-                **request.options,
-            )
+            self._load_engine()
+            trace = self._run(request, lambda: self._stale(request.id),
+                              lambda f: self.progressed.emit(request.id, f))
+        except Cancelled:
+            self.cancelled.emit(request.id)
         except ConfigError as exc:
             self.failed.emit(request.id, exc.message)
         except Exception as exc:  # noqa: BLE001 - every fault becomes a message
-            if self._engine is not None and isinstance(exc, self._engine.Cancelled):
-                self.cancelled.emit(request.id)
-            else:
-                self.failed.emit(request.id, f"{type(exc).__name__}: {exc}")
+            self.failed.emit(request.id, f"{type(exc).__name__}: {exc}")
         else:
             self.finished.emit(request.id, trace)

@@ -28,7 +28,7 @@ def make_controller(qtbot):
     yield make
     for ctrl in made:
         ctrl.shutdown()
-        assert not ctrl._thread.isRunning(), "the compute thread outlived the test"
+        assert not ctrl.is_running(), "the compute thread outlived the test"
 
 
 @pytest.fixture
@@ -62,4 +62,4 @@ def make_window(qtbot, tmp_path):
     yield make
     for window in made:
         window.close()
-        assert not window.controller._thread.isRunning(), "the compute thread outlived the test"
+        assert not window.controller.is_running(), "the compute thread outlived the test"

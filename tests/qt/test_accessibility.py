@@ -5,8 +5,14 @@ bars and tables, and the controls of the dialogs the window opens."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QAbstractButton, QAbstractSlider, QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit,
-    QScrollBar, QWidget,
+    QAbstractButton,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QCheckBox,
+    QComboBox,
+    QLineEdit,
+    QScrollBar,
+    QWidget,
 )
 
 from mha_explorer.qt.shell.export_dialog import ExportDialog

@@ -12,12 +12,19 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractButton, QApplication, QComboBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox,
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
     QWidget,
 )
 
 from mha_explorer.core.presets import PRESETS
-from mha_explorer.qt.panels.configuration import ControlsPanel, gqa_default, suggestion_text
+from mha_explorer.qt.panels.config_fields import gqa_default, suggestion_text
+from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
 

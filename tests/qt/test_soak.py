@@ -150,6 +150,6 @@ def test_random_session_leaks_nothing(qtbot, tmp_path):
         assert growth <= MAX_GROWTH, f"resident memory grew {growth / 2**20:.1f} MiB"
 
     window.close()
-    assert not ctrl._thread.isRunning(), "the compute thread outlived the window"
+    assert not ctrl.is_running(), "the compute thread outlived the window"
     leftovers = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
     assert not leftovers, f"windows left open: {leftovers}"

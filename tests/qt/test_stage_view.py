@@ -63,7 +63,7 @@ def test_every_stage_labels_the_plans_shapes_and_dims(qtbot, make_controller, na
         joined = "\n".join(labels)
         for spec in ctrl.plan.stage(stage_id).tensors:
             assert shape_text(spec.shape) in joined, (stage_id, spec.name, labels)
-            for dim, size in zip(spec.dims, spec.shape):
+            for dim, size in zip(spec.dims, spec.shape, strict=True):
                 assert dim_label(dim, size) in labels, (stage_id, spec.name, dim, labels)
 
 

@@ -11,14 +11,21 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
-from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.colors import DIM_COLORS
+from mha_explorer.core.colors import DIM_COLORS, GROUP_COLORS
 from mha_explorer.qt.heads.head_cell import badge_html
-from mha_explorer.core.head_maps import GROUP_COLORS
 from mha_explorer.qt.shell.theme import (
-    AAA, AAA_LARGE, DARK, LIGHT, THEMES, contrast_ratio, make_palette, relative_luminance,
-    text_pairs, theme_of,
+    AAA,
+    AAA_LARGE,
+    DARK,
+    LIGHT,
+    THEMES,
+    contrast_ratio,
+    make_palette,
+    relative_luminance,
+    text_pairs,
+    theme_of,
 )
+from mha_explorer.qt.stage import diagram_style as style
 
 RULE = re.compile(r"([^{}]+)\{([^}]*)\}")
 COLOUR = re.compile(r"#[0-9A-Fa-f]{6}\b")

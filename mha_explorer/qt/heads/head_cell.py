@@ -15,12 +15,17 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen
 from PySide6.QtWidgets import (
-    QFrame, QGraphicsRectItem, QGraphicsView, QLabel, QSizePolicy, QVBoxLayout,
+    QFrame,
+    QGraphicsRectItem,
+    QGraphicsView,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
 )
 
+from mha_explorer.core.colors import group_color, ink_on
+from mha_explorer.core.head_maps import HeatMap, StageMaps
 from mha_explorer.qt.heads.token_axis import TokenAxis
-from mha_explorer.core.head_maps import HeatMap, StageMaps, group_color
-from mha_explorer.qt.shell.theme import contrast_ratio
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")
@@ -44,8 +49,7 @@ def ink_axes(axes, widget) -> None:
 def badge_html(text: str, color: str) -> str:
     """A small coloured tag, with black or white text, whichever has the higher WCAG
     contrast (a brightness rule put white on green and vermillion at 3.3-3.8:1)."""
-    black = contrast_ratio("#000000", color) >= contrast_ratio("#ffffff", color)
-    ink = "#000000" if black else "#ffffff"
+    ink = ink_on(color)
     return (f'<span style="background-color:{color}; color:{ink}; font-weight:600">'
             f"&nbsp;{text}&nbsp;</span>")
 
@@ -61,6 +65,10 @@ def map_title_html(heatmap: HeatMap) -> str:
 
 class MapImage(pg.ImageItem):
     """An ImageItem whose picture is kept in a format Qt scales quickly.
+
+    Uses pyqtgraph internals (``render`` and the ``qimage`` it fills), which have no
+    public equivalent: pyproject pins pyqtgraph below the next minor release and
+    tests/qt/test_pyqtgraph_hooks.py names the hook if one disappears.
 
     pyqtgraph hands Qt an 8-bit indexed image (a colour table of the LUT), or
     RGBA8888 where NaN cells are transparent. Qt scales neither natively: it
@@ -293,6 +301,7 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
         self.addItem(self.bar)
         self._colormap = ""
+        self._value_name: str | None = None  # the bar's axis title, as last set
         ink_axes(self._axes(), self)
 
     def _axes(self):
@@ -309,9 +318,9 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         # from setImage, and each call would re-render the bar's axis on every step.
         if tuple(self.bar.levels()) != tuple(maps.levels):
             self.bar.setLevels(maps.levels)
-        axis = self.bar.getAxis("left")
-        if axis.labelText != maps.value_name:
-            axis.setLabel(maps.value_name)
+        if self._value_name != maps.value_name:
+            self._value_name = maps.value_name
+            self.bar.getAxis("left").setLabel(maps.value_name)
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette

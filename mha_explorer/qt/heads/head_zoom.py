@@ -7,22 +7,38 @@ teacher steps through the stages.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractButton, QAbstractItemView, QComboBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-    QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QAbstractButton,
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
-from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.core.head_maps import StageMaps, build_stage_maps, top_keys
+from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
+    from mha_explorer.qt.controller import Controller
 
 DEFAULT_TOP_K = 5
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 class HeadDialog(QDialog):
-    def __init__(self, controller, index: int, tensor: str = "Q", stretch: bool = False,
+    def __init__(self, controller: Controller, index: int, tensor: str = "Q", stretch: bool = False,
                  parent=None) -> None:
         super().__init__(parent)
         self.controller = controller
@@ -111,7 +127,7 @@ class HeadDialog(QDialog):
         self.bar_view.show_scale(maps)
         self._fill_queries(trace)
 
-    def _fill_queries(self, trace) -> None:
+    def _fill_queries(self, trace: Trace) -> None:
         """Queries whose attention rows the trace keeps; the choice survives refreshes."""
         weights = trace.tensors.get("softmax", {}).get("weights")
         self.top_box.setVisible(weights is not None and self.maps.shows_query_heads)
@@ -123,7 +139,7 @@ class HeadDialog(QDialog):
         if [self.query_combo.itemText(i) for i in range(self.query_combo.count())] != labels:
             self.query_combo.blockSignals(True)
             self.query_combo.clear()
-            for r, label in zip(range(r0, r1), labels):
+            for r, label in zip(range(r0, r1), labels, strict=False):
                 self.query_combo.addItem(label, r)
             found = self.query_combo.findData(current)
             # by default the last query: under a causal mask it sees the most keys

@@ -10,19 +10,35 @@ rebuilds the grid; only a new head count or a new width does.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
+from mha_explorer.core.head_maps import (
+    ATTENTION_STAGES,
+    SPLIT_TENSOR_STAGES,
+    StageMaps,
+    build_stage_maps,
+    head_entropies,
+)
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
-from mha_explorer.core.head_maps import (
-    ATTENTION_STAGES, SPLIT_TENSOR_STAGES, StageMaps, build_stage_maps, head_entropies,
-)
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
+    from mha_explorer.qt.controller import Controller
 
 MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
 
@@ -62,7 +78,7 @@ class HeatmapPanel(QWidget):
 
     images_updated = Signal()
 
-    def __init__(self, controller, parent=None) -> None:
+    def __init__(self, controller: Controller, parent=None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.maps: StageMaps | None = None
@@ -164,7 +180,7 @@ class HeatmapPanel(QWidget):
         return self.dialog
 
     # controller signals ---------------------------------------------------------
-    def _on_trace(self, _trace) -> None:
+    def _on_trace(self, _trace: Trace) -> None:
         self._stale = False
         self._entropy_key, self._entropies = (None, -1), None  # let the old trace go
         self.refresh()
@@ -213,7 +229,7 @@ class HeatmapPanel(QWidget):
             self.dialog.set_view(self.dialog.index, self.tensor_combo.currentText(),
                                  self.stretch_check.isChecked())
 
-    def _sync_rows(self, trace) -> None:
+    def _sync_rows(self, trace: Trace) -> None:
         windowed = trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
         self.rows_label.setVisible(windowed)
         self.rows_spin.setVisible(windowed)
@@ -225,7 +241,7 @@ class HeatmapPanel(QWidget):
             self.rows_spin.setValue(r0)
             self.rows_spin.blockSignals(False)
 
-    def _cached_entropies(self, trace, b: int, stage: str) -> tuple[float, ...] | None:
+    def _cached_entropies(self, trace: Trace, b: int, stage: str) -> tuple[float, ...] | None:
         """Entropies cost a log per attention cell: once per trace and batch element."""
         if stage != "softmax" or "weights" not in trace.tensors["softmax"]:
             return None
@@ -239,7 +255,7 @@ class HeatmapPanel(QWidget):
         self._set_caption()
         self._ensure_cells(len(maps.maps))
         self._grid.activate()  # place new cells now: each map is drawn once, at its size
-        for cell, heatmap in zip(self.cells, maps.maps):
+        for cell, heatmap in zip(self.cells, maps.maps, strict=False):
             cell.show_map(heatmap, maps)
         self.bar_view.show_scale(maps)  # pushes the same levels to every item
         self.images_updated.emit()

@@ -31,6 +31,11 @@ def _widest(labels: tuple[str, ...], font: QFont) -> int:
 
 
 class TokenAxis(pg.AxisItem):
+    """Overrides pyqtgraph internals with no public equivalent (``_updateLabel``,
+    ``_updateWidth``/``_updateHeight``, ``textWidth``/``textHeight``, ``picture``):
+    pyproject pins pyqtgraph below the next minor release and
+    tests/qt/test_pyqtgraph_hooks.py names the hook if one disappears."""
+
     def __init__(self, orientation: str, **kwargs) -> None:
         super().__init__(orientation, **kwargs)
         # Positions are never scaled (the axis has no label to carry a prefix), and

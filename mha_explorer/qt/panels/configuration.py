@@ -8,169 +8,43 @@ together with them rather than against the stale valid config.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QComboBox, QFormLayout, QFrame, QGridLayout, QHBoxLayout, QLabel,
-    QLineEdit, QPushButton, QScrollArea, QSizePolicy, QSpinBox, QToolButton, QVBoxLayout,
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
     QWidget,
 )
 
-from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, FIELD_LABELS, MHAConfig, divisors, \
-    sentence_tokens
-from mha_explorer.core.presets import PRESETS
+from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfig, sentence_tokens
+from mha_explorer.core.edits import merge_edits
 from mha_explorer.qt.controller import Controller
-
-CUSTOM = "Custom"
-KV_MODES = ("MHA", "GQA", "MQA")
-SEED_MAX = 2**31 - 1  # QSpinBox holds a C int; the config allows more, nobody needs it
-SUGGESTION_COLUMNS = 2
-
-# Where each config field's mistakes are explained (fields sharing a control row).
-ERROR_HOME = {"tokens": "sentence", "causal_alignment": "causal"}
-# Rows a projector audience does not need (precision, placement, randomness,
-# cross-attention): tucked away by set_advanced_visible(False) in presentation mode.
-ADVANCED_ROWS = ("kv_seq", "dtype", "device", "seed")
-
-
-def suggestion_text(suggestion: dict[str, Any]) -> str:
-    """{'n_heads': 8} -> '8 heads'; {'d_model': 12} -> 'd_model 12'."""
-    parts = []
-    for name, value in suggestion.items():
-        number = isinstance(value, int) and not isinstance(value, bool)
-        shown = f"{value:,}" if number else str(value)
-        if name == "n_heads":
-            parts.append(f"{shown} head{'' if value == 1 else 's'}")
-        elif name == "n_kv_heads":
-            parts.append(f"{shown} K/V head{'' if value == 1 else 's'}")
-        else:
-            parts.append(f"{FIELD_LABELS.get(name, name)} {shown}")
-    return ", ".join(parts)
-
-
-def suggestion_name(suggestion: dict[str, Any]) -> str:
-    """A stable objectName for a suggestion button, e.g. 'suggestion_n_heads_8'."""
-    return "suggestion_" + "_".join(f"{k}_{v}" for k, v in suggestion.items())
-
-
-def gqa_default(heads: int, current: int) -> int:
-    """A sensible K/V head count when GQA is picked: keep a valid one, else about H/4.
-
-    With no count strictly between 1 and H (H prime or tiny) it returns 2 and the
-    validation explains why GQA cannot work for this H.
-    """
-    proper = [d for d in divisors(heads) if 1 < d < heads]
-    if current in proper:
-        return current
-    if not proper:
-        return 2
-    return min(proper, key=lambda d: (abs(d - heads / 4), d))
-
-
-def matching_preset(cfg: MHAConfig) -> str | None:
-    """The preset whose architecture the config has, if any."""
-    for key, preset in PRESETS.items():
-        if preset.apply(cfg) == cfg:
-            return key
-    return None
-
-
-def _describe(widget: QWidget, name: str, tip: str) -> QWidget:
-    widget.setAccessibleName(name)
-    widget.setToolTip(tip)
-    return widget
-
-
-def _spin(name: str, tip: str, maximum: int, minimum: int = 1) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(minimum, maximum)
-    spin.setKeyboardTracking(True)  # every typed digit is an edit; the controller debounces
-    spin.setGroupSeparatorShown(True)
-    spin.setAccelerated(True)
-    spin.setObjectName(name)
-    return _describe(spin, name, tip)
-
-
-class SpaceKeepsFocus(QObject):
-    """Lets a focused check box, button or combo take Space for itself.
-
-    The main window binds Space to play/pause; without this a person tabbing
-    through the form could never tick "causal" or open a list with the keyboard.
-    """
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (event.type() == QEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Space
-                and event.modifiers() == Qt.KeyboardModifier.NoModifier):
-            event.accept()  # the widget's own key handling wins over the shortcut
-        return False
-
-
-class FieldBox(QWidget):
-    """One form field: its controls, then room for an inline error and its fixes."""
-
-    def __init__(self, field: str, *rows: list[QWidget], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.field = field
-        self.space_filter: QObject | None = None  # given to the suggestion buttons
-        self.first_control = rows[0][0] if rows else None  # the form label's buddy
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
-        for widgets in rows:
-            row = QHBoxLayout()
-            row.setSpacing(6)
-            for w in widgets:
-                # a check box keeps to the left even when its neighbour is tucked away
-                left = isinstance(w, QCheckBox) and len(widgets) > 1
-                row.addWidget(w, 0, Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag(0))
-            if all(isinstance(w, (QCheckBox, QToolButton)) for w in widgets):
-                row.addStretch(1)  # buttons keep their own width, left-aligned
-            layout.addLayout(row)
-
-        self.error_label = QLabel()
-        self.error_label.setObjectName(f"error_{field}")
-        self.error_label.setAccessibleName(f"Problem with {FIELD_LABELS.get(field, field)}")
-        self.error_label.setWordWrap(True)
-        self.error_label.setProperty("role", "error")  # coloured by the theme
-        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error_label.hide()
-        layout.addWidget(self.error_label)
-
-        self.suggestion_area = QWidget()
-        self._grid = QGridLayout(self.suggestion_area)
-        self._grid.setContentsMargins(0, 0, 0, 0)
-        self._grid.setSpacing(4)
-        self.suggestion_area.hide()
-        layout.addWidget(self.suggestion_area)
-        self.suggestion_buttons: list[QPushButton] = []
-
-    def show_error(self, message: str, suggestions: list[dict[str, Any]],
-                   on_pick: Callable[[dict[str, Any]], None]) -> None:
-        self.clear_error()
-        self.error_label.setText(f"⚠ {message}")
-        self.error_label.show()
-        for i, suggestion in enumerate(suggestions):
-            text = suggestion_text(suggestion)
-            button = QPushButton(text)
-            button.setObjectName(suggestion_name(suggestion))
-            _describe(button, f"Apply {text}", f"Apply this fix: {text}")
-            button.clicked.connect(lambda _=False, s=suggestion: on_pick(s))
-            if self.space_filter is not None:
-                button.installEventFilter(self.space_filter)
-            self._grid.addWidget(button, i // SUGGESTION_COLUMNS, i % SUGGESTION_COLUMNS)
-            self.suggestion_buttons.append(button)
-        self.suggestion_area.setVisible(bool(suggestions))
-
-    def clear_error(self) -> None:
-        self.error_label.hide()
-        self.error_label.clear()
-        for button in self.suggestion_buttons:
-            self._grid.removeWidget(button)
-            button.hide()
-            button.deleteLater()
-        self.suggestion_buttons = []
-        self.suggestion_area.hide()
+from mha_explorer.qt.panels.config_fields import (
+    ADVANCED_ROWS,
+    ERROR_HOME,
+    KV_MODES,
+    KV_TIPS,
+    ROW_LABELS,
+    SEED_MAX,
+    FieldBox,
+    SpaceKeepsFocus,
+    describe,
+    gqa_default,
+    kv_note,
+    matching_preset,
+    preset_combo,
+    scrolling_form,
+    set_value,
+    spin,
+)
 
 
 class ControlsPanel(QWidget):
@@ -186,6 +60,7 @@ class ControlsPanel(QWidget):
         self._kv_mode = "MHA"
         self._last_fields: set[str] = set()  # what the person just edited: errors go there
         self._advanced = True
+        self.boxes: dict[str, FieldBox] = {}
         self._build()
         self._connect()
         self._sync(controller.config)
@@ -196,90 +71,86 @@ class ControlsPanel(QWidget):
 
     # construction ----------------------------------------------------------------
     def _build(self) -> None:
-        self.preset_combo = _describe(QComboBox(), "Preset",
-                                      "Load the attention layer of a real model; batch, length "
-                                      "and the rest stay as they are")
-        self.preset_combo.setObjectName("preset")
-        self.preset_combo.addItem(CUSTOM, None)
-        for key, preset in PRESETS.items():
-            self.preset_combo.addItem(preset.name, key)
-            self.preset_combo.setItemData(self.preset_combo.count() - 1, preset.source,
-                                          Qt.ItemDataRole.ToolTipRole)
-        self.preset_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.preset_combo.setMinimumContentsLength(12)
+        self._build_architecture()
+        self._build_input()
+        self._build_numbers()
+        self.boxes = self._make_boxes()
+        self._build_form()
 
-        self.d_model_spin = _spin("d_model", "d_model (D): the width of every token vector",
-                                  CAPS["d_model"])
-        self.heads_spin = _spin("heads", "Number of attention heads (H); d_model must divide "
-                                "evenly into them", CAPS["n_heads"])
-        self.d_k_label = _describe(QLabel(), "d_k", "d_k = D / H: the width of one head")
+    def _build_architecture(self) -> None:
+        """Preset, width, heads and the key/value head sharing."""
+        self.preset_combo = preset_combo()
+
+        self.d_model_spin = spin("d_model", "d_model (D): the width of every token vector",
+                                 CAPS["d_model"])
+        self.heads_spin = spin("heads", "Number of attention heads (H); d_model must divide "
+                               "evenly into them", CAPS["n_heads"])
+        self.d_k_label = describe(QLabel(), "d_k", "d_k = D / H: the width of one head")
 
         self.kv_buttons: dict[str, QToolButton] = {}
         self.kv_group = QButtonGroup(self)
         self.kv_group.setExclusive(True)
-        kv_tips = {
-            "MHA": "Multi-head: every query head has its own key/value head (Hkv = H)",
-            "GQA": "Grouped-query: groups of query heads share a key/value head (1 < Hkv < H)",
-            "MQA": "Multi-query: all query heads share one key/value head (Hkv = 1)",
-        }
-        for i, mode in enumerate(KV_MODES):
+        for i, mode in enumerate(KV_MODES):  # one segmented choice
             button = QToolButton()
             button.setText(mode)
             button.setCheckable(True)
             button.setObjectName(f"kv_mode_{mode}")
             button.setProperty("segment", True)  # styled as one choice by the theme
-            _describe(button, f"{mode} key/value heads", kv_tips[mode])
+            describe(button, f"{mode} key/value heads", KV_TIPS[mode])
             self.kv_group.addButton(button, i)
             self.kv_buttons[mode] = button
-        self.kv_spin = _spin("kv_heads", "Key/value heads (Hkv) for GQA; must divide the "
-                             "number of heads", CAPS["n_kv_heads"])
+        self.kv_spin = spin("kv_heads", "Key/value heads (Hkv) for GQA; must divide the "
+                            "number of heads", CAPS["n_kv_heads"])
         self.kv_count_label = QLabel("Hkv")
         self.kv_count_label.setBuddy(self.kv_spin)
-        self.kv_note = _describe(QLabel(), "K/V sharing", "How many query heads read each "
-                                 "key/value head")
+        self.kv_note = describe(QLabel(), "K/V sharing", "How many query heads read each "
+                                "key/value head")
         self.kv_note.setWordWrap(True)
 
-        self.batch_spin = _spin("batch", "Batch size (B): sequences processed together",
-                                CAPS["batch"])
-        self.seq_spin = _spin("seq", "Sequence length (T): query tokens per sequence; "
-                              "typing a length drops the sentence", CAPS["seq"])
-        self.sentence_edit = _describe(QLineEdit(), "Sentence",
-                                       "Type a sentence: its words become the tokens and set T. "
-                                       "Clear it to go back to numbered positions.")
+    def _build_input(self) -> None:
+        """The input: batch, length or sentence, cross-attention, the mask."""
+        self.batch_spin = spin("batch", "Batch size (B): sequences processed together",
+                               CAPS["batch"])
+        self.seq_spin = spin("seq", "Sequence length (T): query tokens per sequence; "
+                             "typing a length drops the sentence", CAPS["seq"])
+        self.sentence_edit = describe(QLineEdit(), "Sentence",
+                                      "Type a sentence: its words become the tokens and set T. "
+                                      "Clear it to go back to numbered positions.")
         self.sentence_edit.setObjectName("sentence")
         self.sentence_edit.setPlaceholderText("e.g. the cat sat on the mat")
         self.sentence_edit.setClearButtonEnabled(True)
         for clear in self.sentence_edit.findChildren(QToolButton):  # Qt's own, unnamed
-            _describe(clear, "Clear sentence", "Clear the sentence: back to numbered positions")
+            describe(clear, "Clear sentence", "Clear the sentence: back to numbered positions")
 
-        self.cross_check = _describe(QCheckBox("cross-attention"), "Cross-attention",
-                                     "Keys and values come from a second sequence of length S")
+        self.cross_check = describe(QCheckBox("cross-attention"), "Cross-attention",
+                                    "Keys and values come from a second sequence of length S")
         self.cross_check.setObjectName("cross")
-        self.kv_seq_spin = _spin("kv_seq", "Key/value length (S) for cross-attention",
-                                 CAPS["kv_seq"])
+        self.kv_seq_spin = spin("kv_seq", "Key/value length (S) for cross-attention",
+                                CAPS["kv_seq"])
 
-        self.causal_check = _describe(QCheckBox("causal"), "Causal mask",
-                                      "Each query sees only keys at or before its position")
+        self.causal_check = describe(QCheckBox("causal"), "Causal mask",
+                                     "Each query sees only keys at or before its position")
         self.causal_check.setObjectName("causal")
-        self.alignment_combo = _describe(QComboBox(), "Causal alignment",
-                                         "Which corner the causal mask starts from; only "
-                                         "matters when T ≠ S")
+        self.alignment_combo = describe(QComboBox(), "Causal alignment",
+                                        "Which corner the causal mask starts from; only "
+                                        "matters when T ≠ S")
         self.alignment_combo.setObjectName("causal_alignment")
         self.alignment_combo.addItems(list(ALIGNMENTS))
 
-        self.bias_check = _describe(QCheckBox("bias"), "Bias",
-                                    "Add a learned bias to the Q, K, V and output projections")
+    def _build_numbers(self) -> None:
+        """Bias, number format, device and seed; then every field's size policy."""
+        self.bias_check = describe(QCheckBox("bias"), "Bias",
+                                   "Add a learned bias to the Q, K, V and output projections")
         self.bias_check.setObjectName("bias")
-        self.dtype_combo = _describe(QComboBox(), "dtype", "Number format: bytes per element "
-                                     "and the precision of the results")
+        self.dtype_combo = describe(QComboBox(), "dtype", "Number format: bytes per element "
+                                    "and the precision of the results")
         self.dtype_combo.setObjectName("dtype")
         self.dtype_combo.addItems(list(DTYPES))
-        self.device_combo = _describe(QComboBox(), "Device", "Where torch computes; auto picks "
-                                      "CUDA, then MPS, then the CPU")
+        self.device_combo = describe(QComboBox(), "Device", "Where torch computes; auto picks "
+                                     "CUDA, then MPS, then the CPU")
         self.device_combo.setObjectName("device")
         self.device_combo.addItems(list(DEVICES))
-        self.seed_spin = _spin("seed", "Random seed for the weights and the input", SEED_MAX, 0)
+        self.seed_spin = spin("seed", "Random seed for the weights and the input", SEED_MAX, 0)
 
         for field in (self.d_model_spin, self.heads_spin, self.kv_spin, self.batch_spin,
                       self.seq_spin, self.kv_seq_spin, self.seed_spin, self.preset_combo,
@@ -288,7 +159,8 @@ class ControlsPanel(QWidget):
         for check in (self.cross_check, self.causal_check, self.bias_check):
             check.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
 
-        self.boxes: dict[str, FieldBox] = {
+    def _make_boxes(self) -> dict[str, FieldBox]:
+        return {
             "preset": FieldBox("preset", [self.preset_combo]),
             "d_model": FieldBox("d_model", [self.d_model_spin]),
             "n_heads": FieldBox("n_heads", [self.heads_spin, self.d_k_label]),
@@ -305,33 +177,13 @@ class ControlsPanel(QWidget):
             "seed": FieldBox("seed", [self.seed_spin]),
             "general": FieldBox("general"),
         }
-        labels = {
-            "preset": "Preset", "d_model": "d_model (D)", "n_heads": "Heads (H)",
-            "n_kv_heads": "K/V heads", "batch": "Batch (B)", "seq": "Length (T)",
-            "sentence": "Sentence", "kv_seq": "Keys (S)", "causal": "Mask", "bias": "Bias",
-            "dtype": "dtype", "device": "Device", "seed": "Seed",
-        }
+
+    def _build_form(self) -> None:
         # the form scrolls rather than squeezes: an inline error must never be clipped,
         # and presentation mode's large type makes the form taller than most docks
-        form_widget = QWidget()
-        form_widget.setObjectName("controls_form")
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(form_widget)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
-        self._scroll = scroll
-        form = QFormLayout(form_widget)
-        form.setContentsMargins(8, 8, 8, 8)
-        form.setHorizontalSpacing(10)
-        form.setVerticalSpacing(8)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self._scroll, form_widget, form = scrolling_form(self)
         form.addRow(self.boxes["general"])
-        for key, text in labels.items():
+        for key, text in ROW_LABELS.items():
             label = QLabel(text)
             label.setBuddy(self.boxes[key].first_control)
             form.addRow(label, self.boxes[key])
@@ -433,7 +285,7 @@ class ControlsPanel(QWidget):
         if self._syncing:
             return
         self._last_fields = set(changes)
-        self._submit({**self._pending, **changes})
+        self._submit(merge_edits(self._pending, changes))
 
     def _submit(self, changes: dict[str, Any]) -> None:
         self._editing = True
@@ -449,7 +301,7 @@ class ControlsPanel(QWidget):
             self._pending = changes
 
     def _apply_suggestion(self, suggestion: dict[str, Any]) -> None:
-        self._submit({**self._pending, **suggestion})
+        self._submit(merge_edits(self._pending, suggestion))
 
     def _on_preset(self, index: int) -> None:
         key = self.preset_combo.itemData(index)
@@ -516,22 +368,22 @@ class ControlsPanel(QWidget):
             preset = matching_preset(cfg)
             self.preset_combo.setCurrentIndex(max(0, self.preset_combo.findData(preset))
                                               if preset else 0)
-            _set_value(self.d_model_spin, cfg.d_model)
-            _set_value(self.heads_spin, cfg.H)
+            set_value(self.d_model_spin, cfg.d_model)
+            set_value(self.heads_spin, cfg.H)
             self.d_k_label.setText(f"d_k = {cfg.d_k:,}")
             if not self._editing:  # keep the mode the person picked while they edit
                 self._kv_mode = ("MHA" if cfg.n_kv_heads is None or cfg.Hkv == cfg.H
                                  else "MQA" if cfg.Hkv == 1 else "GQA")
             self.kv_buttons[self._kv_mode].setChecked(True)
-            _set_value(self.kv_spin, cfg.Hkv)
+            set_value(self.kv_spin, cfg.Hkv)
             self.kv_spin.setEnabled(self._kv_mode == "GQA")
-            self.kv_note.setText(self._kv_note(cfg))
-            _set_value(self.batch_spin, cfg.batch)
-            _set_value(self.seq_spin, cfg.T)
+            self.kv_note.setText(kv_note(cfg))
+            set_value(self.batch_spin, cfg.batch)
+            set_value(self.seq_spin, cfg.T)
             if sentence_tokens(self.sentence_edit.text()) != (cfg.tokens or ()):
                 self.sentence_edit.setText(" ".join(cfg.tokens or ()))
             self.cross_check.setChecked(cfg.kv_seq is not None)
-            _set_value(self.kv_seq_spin, cfg.S)
+            set_value(self.kv_seq_spin, cfg.S)
             self.kv_seq_spin.setEnabled(cfg.kv_seq is not None)
             self.causal_check.setChecked(cfg.causal)
             self.alignment_combo.setCurrentText(cfg.causal_alignment)
@@ -539,19 +391,6 @@ class ControlsPanel(QWidget):
             self.bias_check.setChecked(cfg.bias)
             self.dtype_combo.setCurrentText(cfg.dtype)
             self.device_combo.setCurrentText(cfg.device)
-            _set_value(self.seed_spin, min(cfg.seed, SEED_MAX))
+            set_value(self.seed_spin, min(cfg.seed, SEED_MAX))
         finally:
             self._syncing = False
-
-    @staticmethod
-    def _kv_note(cfg: MHAConfig) -> str:
-        if cfg.Hkv == cfg.H:
-            return "each query head has its own K and V"
-        return (f"{cfg.group_size} query heads share each of {cfg.Hkv} K/V "
-                f"head{'s' if cfg.Hkv > 1 else ''}")
-
-
-def _set_value(spin: QSpinBox, value: int) -> None:
-    # setting the same value would reset the text a person is typing
-    if spin.value() != value:
-        spin.setValue(value)

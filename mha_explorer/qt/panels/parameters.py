@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, \
-    QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from mha_explorer.core.plan import Plan
 from mha_explorer.core.units import format_bytes, format_count
@@ -75,8 +74,18 @@ class ParamsPanel(QWidget):
         self._grid = grid
         self._headers: list[QLabel] = []
         self._totals: list[QLabel] = []
-        row = 0
+        row = self._build_parameters(0)
+        row = self._build_memory(row)
+        grid.setRowStretch(row, 1)
 
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._apply_type()
+        controller.config_changed.connect(self._show)
+        self._show()
+
+    def _build_parameters(self, row: int) -> int:
+        """The weights one by one, the total, and the comparisons; returns the next row."""
+        grid = self._grid
         row = self._header("Parameters", row)
         # (name, "formula = numbers", count) per weight; the middle wraps only at "="
         self.term_labels: list[tuple[QLabel, QLabel, QLabel]] = []
@@ -117,7 +126,10 @@ class ParamsPanel(QWidget):
             "saving", "saving", "parameters saved by sharing key/value heads", row)
         for label in (self.saving_title, self.saving_note, self.saving_label):
             label.setProperty("tone", "saving")  # the theme colours it, in H's green
+        return row
 
+    def _build_memory(self, row: int) -> int:
+        """KV cache, the attention matrix and the weights in bytes; returns the next row."""
         row = self._header("Memory", row)
         _, self.kv_token_note, self.kv_token_label, row = self._line(
             "KV cache / token", "kv_token", "K and V of one token, one layer", row)
@@ -132,12 +144,7 @@ class ParamsPanel(QWidget):
             label.setProperty("tone", "quadratic")  # in T's vermillion
         _, self.weights_note, self.weights_label, row = self._line(
             "weights", "weights", "all parameters at this dtype", row)
-        grid.setRowStretch(row, 1)
-
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        self._apply_type()
-        controller.config_changed.connect(self._show)
-        self._show()
+        return row
 
     # construction helpers ------------------------------------------------------------
     def _header(self, text: str, row: int) -> int:

@@ -12,18 +12,20 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHeaderView, QStyledItemDelegate,
-    QTableView, QWidget,
+    QAbstractItemView,
+    QHeaderView,
+    QStyledItemDelegate,
+    QTableView,
+    QWidget,
 )
 
-from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.core.colors import dim_color, ink_on
 from mha_explorer.core.plan import STAGE_IDS, Plan
+from mha_explorer.core.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.qt.controller import Controller
-from mha_explorer.qt.colors import dim_color
-from mha_explorer.qt.panels.stages import STAGE_LABELS
 from mha_explorer.qt.shell.theme import LIGHT, Theme, theme_of
 
-COLUMNS = ("Stage", "Tensor", "Dims", "Shape", "Strides", "Contiguous", "FLOPs", "New memory")
+COLUMNS = SHAPE_COLUMNS
 COL = {name: i for i, name in enumerate(COLUMNS)}
 RICH_COLUMNS = (COL["Dims"], COL["Shape"])
 
@@ -38,25 +40,13 @@ CELL_PAD = 6  # pixels either side of a cell's content
 CHIP_GAP = 3
 
 
-def _text_on(colour: QColor) -> QColor:
-    """Black or white, whichever has more contrast on a dim's colour."""
-    lum = 0.2126 * colour.redF() ** 2.2 + 0.7152 * colour.greenF() ** 2.2 \
-        + 0.0722 * colour.blueF() ** 2.2
-    black, white = (lum + 0.05) / 0.05, 1.05 / (lum + 0.05)
-    return QColor("#000000") if black >= white else QColor("#FFFFFF")
-
-
 def chips(dims: tuple[str, ...], labels: tuple[str, ...]) -> tuple:
     """Each label on a chip in its dim's colour, so names and sizes line up by colour."""
     out = []
-    for d, label in zip(dims, labels):
+    for d, label in zip(dims, labels, strict=True):
         background = QColor(dim_color(d))
-        out.append((label, background, _text_on(background)))
+        out.append((label, background, QColor(ink_on(background.name()))))
     return tuple(out)
-
-
-def is_attention_matrix(dims: tuple[str, ...]) -> bool:
-    return "T" in dims and "S" in dims
 
 
 @dataclass(frozen=True)
@@ -71,51 +61,11 @@ class Row:
 
 
 def plan_rows(plan: Plan) -> list[Row]:
-    """One row per tensor per stage, every cell's text prepared."""
-    largest = max((t.nbytes for s in plan.stages for t in s.tensors if t.allocates), default=1)
-    rows = []
-    for i, stage in enumerate(plan.stages):
-        stage_tip = "<br>".join([f"<b>{i + 1}. {stage.title}</b>", stage.formula,
-                                 stage.explanation, *stage.notes])
-        for j, t in enumerate(stage.tensors):
-            first = j == 0
-            quadratic = is_attention_matrix(t.dims)
-            sizes = tuple(f"{s:,}" for s in t.shape)
-            if t.allocates:
-                memory = format_bytes(t.nbytes) + ("  ∝ T·S" if quadratic else "")
-                memory_tip = f"{t.nbytes:,} bytes newly allocated"
-                if quadratic:
-                    memory_tip += " — grows with T × S: the quadratic term of attention"
-            else:
-                memory, memory_tip = "view, no copy", "shares storage with the tensor before it"
-            contiguous = ("yes" if t.contiguous else "no") + ("" if t.allocates else " (view)")
-            texts = (
-                f"{i + 1} {STAGE_LABELS[stage.id]}" if first else "",
-                t.name,
-                ", ".join(t.dims),
-                " × ".join(sizes),
-                "(" + ", ".join(f"{s:,}" for s in t.strides) + ")",
-                contiguous,
-                format_count(stage.flops) if first else "",
-                memory,
-            )
-            tooltips = (
-                stage_tip, f"{t.name} after “{stage.title}”",
-                "named dims: " + " × ".join(t.dims),
-                " × ".join(f"{d}={s}" for d, s in zip(t.dims, sizes)) + f" = {t.numel:,} elements",
-                "elements to skip for one step along each dim",
-                "contiguous: the strides are those of a fresh tensor of this shape"
-                if t.contiguous
-                else "not contiguous: the strides are permuted, the data was not moved",
-                f"{stage.flops:,} floating-point operations in this stage" if first else "",
-                memory_tip,
-            )
-            rows.append(Row(
-                i, first, texts, tooltips,
-                {COL["Dims"]: chips(t.dims, t.dims), COL["Shape"]: chips(t.dims, sizes)},
-                t.nbytes / largest if t.allocates else 0.0, quadratic,
-            ))
-    return rows
+    """The shared table's rows (core.tables), with the dims and sizes as coloured chips."""
+    return [Row(r.stage_index, r.first_in_stage, r.texts, r.tooltips,
+                {COL["Dims"]: chips(r.dims, r.dims), COL["Shape"]: chips(r.dims, r.sizes)},
+                r.memory_fraction, r.quadratic)
+            for r in shape_table(plan)]
 
 
 DISPLAY = Qt.ItemDataRole.DisplayRole
@@ -165,11 +115,11 @@ class ShapesModel(QAbstractTableModel):
             cells.append(roles)
         return cells
 
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
+    def rowCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
+    def columnCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=DISPLAY):
         if orientation == Qt.Orientation.Horizontal and role == DISPLAY:

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QButtonGroup, QComboBox, QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QWidget,
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QStyle,
+    QToolButton,
+    QWidget,
 )
 
 from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.tables import STAGE_LABELS
 from mha_explorer.qt.controller import SPEEDS, Controller
-
-STAGE_LABELS = {
-    "input": "input", "project": "project", "view": "view", "transpose": "transpose",
-    "scores": "QKᵀ", "softmax": "softmax", "weighted_sum": "A·V", "merge": "merge",
-    "output": "W_O",
-}
 
 
 def speed_text(speed: float) -> str:

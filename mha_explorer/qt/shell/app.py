@@ -6,7 +6,6 @@ thread loads torch afterwards.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from PySide6.QtCore import QTimer
@@ -15,7 +14,6 @@ from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.env import settings_flag
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.shell.interrupts import exit_code, quit_on_sigint
 from mha_explorer.qt.shell.main_window import MainWindow
@@ -43,19 +41,17 @@ def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
     return window
 
 
-def run_app(args: argparse.Namespace) -> int:
-    from mha_explorer.cli import config_from_args
-
-    # flags are checked before Qt opens a display, so a typo is one line on stderr
-    prefs = Preferences(settings_flag(args.settings))  # a blank or folder name: exit 2
-    config = config_from_args(args, prefs.load_config() or MHAConfig())
+def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
+            theme: str | None = None, present: bool = False) -> int:
+    """Open the window on ``config`` and run the event loop; returns the exit code.
+    ``theme``: chosen on the command line, remembered like the menu's choice."""
     app = application()
     sigint = quit_on_sigint(app)  # Ctrl+C quits with 130, from before the window exists
-    window = build_window(config, prefs, stage=args.stage)
-    if getattr(args, "theme", None):
-        window.set_theme(args.theme)  # chosen on the command line: remembered like the menu's
+    window = build_window(config, prefs, stage=stage)
+    if theme:
+        window.set_theme(theme)
     window.show()
-    if getattr(args, "present", False):
+    if present:
         window.set_presentation(True)
     QTimer.singleShot(0, window.controller.start)  # torch loads after the first paint
     return exit_code(sigint, app.exec())

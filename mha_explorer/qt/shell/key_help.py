@@ -11,7 +11,6 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QMainWindow, QMenu, QWidget
 
-
 CLOSE_KEYS = (Qt.Key.Key_Escape, Qt.Key.Key_Question, Qt.Key.Key_F1)
 GROUPS_PER_COLUMN = 2
 SCRIM_ALPHA = 150

@@ -10,24 +10,29 @@ back from the actions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
 
 from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
+from mha_explorer.qt.panels.parameters import ParamsPanel
+from mha_explorer.qt.panels.shapes import ShapesTable
+from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
-from mha_explorer.qt.panels.parameters import ParamsPanel
+from mha_explorer.qt.shell.menus import build_menus
 from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter
 from mha_explorer.qt.shell.settings import Preferences
-from mha_explorer.qt.panels.shapes import ShapesTable
-from mha_explorer.qt.stage.stage_view import StageView
 from mha_explorer.qt.shell.status_bar import StatusBarView
-from mha_explorer.qt.panels.stages import StageStepper
-from mha_explorer.qt.shell.theme import DEFAULT_THEME, THEMES, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.qt.stage.stage_view import StageView
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
 
 WINDOW_TITLE = "MHA Explorer"
 CONTROLS_WIDTH = 300
@@ -82,7 +87,7 @@ class MainWindow(QMainWindow):
         self._applied: Theme | None = None
 
         self.actions: dict[str, QAction] = {}
-        self._build_menus()
+        build_menus(self)
         self._describe_dock_buttons()
         self.describe_qt_parts()
         self.set_theme(self._theme, remember=False)
@@ -110,7 +115,8 @@ class MainWindow(QMainWindow):
         """Qt's own float and close buttons on each dock's title bar carry no names."""
         for dock in self.docks.values():
             title = dock.windowTitle().replace("&&", "&")
-            for button in dock.findChildren(QAbstractButton, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            direct = Qt.FindChildOption.FindDirectChildrenOnly
+            for button in dock.findChildren(QAbstractButton, options=direct):
                 float_button = "float" in button.objectName()
                 verb = "Float" if float_button else "Close"
                 button.setAccessibleName(f"{verb} the {title} panel")
@@ -248,82 +254,6 @@ class MainWindow(QMainWindow):
             self.apply_default_layout()
 
     # menus and shortcuts ---------------------------------------------------------
-    def _action(self, key: str, text: str, shortcut, slot, menu, tip: str, *,
-                checkable: bool = False) -> QAction:
-        action = QAction(text, self)
-        keys = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
-        action.setShortcuts([QKeySequence(s) for s in keys])
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.setToolTip(tip)
-        action.setStatusTip(tip)
-        action.setCheckable(checkable)
-        (action.toggled if checkable else action.triggered).connect(slot)
-        if menu is not None:
-            menu.addAction(action)
-        self.addAction(action)  # shortcuts work while menus are hidden (presentation mode)
-        self.actions[key] = action
-        return action
-
-    def _build_menus(self) -> None:
-        c = self.controller
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self._action("export", "&Export…", "Ctrl+E", self.open_export_dialog, file_menu,
-                     "Write the stage pictures (PNG, SVG) and the tables (CSV, Markdown)")
-        file_menu.addSeparator()
-        self._action("quit", "&Quit", "Ctrl+Q", self.close, file_menu, "Close MHA Explorer")
-
-        stage = bar.addMenu("&Stage")
-        self._action("previous", "&Previous stage", [Qt.Key.Key_Left, Qt.Key.Key_PageUp],
-                     c.previous_stage, stage, "Step back one stage (Left)")
-        self._action("next", "&Next stage", [Qt.Key.Key_Right, Qt.Key.Key_PageDown],
-                     c.next_stage, stage, "Step forward one stage (Right)")
-        self._action("first", "&First stage", Qt.Key.Key_Home, c.first_stage, stage,
-                     "Go to the input stage (Home)")
-        self._action("last", "&Last stage", Qt.Key.Key_End, c.last_stage, stage,
-                     "Go to the output stage (End)")
-        self._action("play", "Play / &pause", Qt.Key.Key_Space, c.toggle_play, stage,
-                     "Play the stages one after another, or pause (Space)")
-
-        view = bar.addMenu("&View")
-        for i, (key, dock) in enumerate(self.docks.items(), start=1):
-            toggle = dock.toggleViewAction()
-            toggle.setShortcut(QKeySequence(f"Alt+{i}"))
-            toggle.setToolTip(f"Show or hide the {dock.windowTitle()} panel (Alt+{i})")
-            view.addAction(toggle)
-            self.addAction(toggle)
-            self.actions[f"toggle_{key}"] = toggle
-        self._action("reset_layout", "&Reset layout", "Ctrl+Shift+R", self.apply_default_layout,
-                     view, "Put every panel back where it started")
-        view.addSeparator()
-        self._action("presentation", "Presentation &mode", "F11", self.set_presentation, view,
-                     "Full screen, projector-sized type, only the controls a class needs "
-                     "(F11; Esc leaves)", checkable=True)
-        leave = self._action("leave_presentation", "Leave presentation mode", "Esc",
-                             lambda: self.set_presentation(False), None,
-                             "Back to the window as it was")
-        leave.setEnabled(False)  # Esc means nothing to the window otherwise
-        themes = view.addMenu("&Theme")
-        self._action("theme", "&Switch theme", "Ctrl+Shift+T", self.toggle_theme, themes,
-                     "Switch between the light and the dark theme")
-        themes.addSeparator()
-        group = QActionGroup(self)
-        for theme, keys in zip(THEMES.values(), ("Ctrl+Shift+L", "Ctrl+Shift+D")):
-            action = self._action(f"theme_{theme.name}", f"&{theme.label}", keys,
-                                  lambda checked, t=theme: checked and self.set_theme(t), themes,
-                                  f"The {theme.name} theme; every text at 7:1 contrast or more",
-                                  checkable=True)
-            group.addAction(action)
-        self._action("reduced_motion", "Reduced &motion", "Ctrl+Shift+M",
-                     self.set_reduced_motion, view,
-                     "Jump between stages instead of sliding", checkable=True)
-
-        help_menu = bar.addMenu("&Help")
-        self._action("help", "&How to use", "F1", self.show_help, help_menu,
-                     "What each panel shows and how to drive it (F1)")
-        self._action("key_help", "&Keyboard shortcuts", "?", self.show_key_help, help_menu,
-                     "Every shortcut on one card (?)")
-
     # look ---------------------------------------------------------------------------
     @property
     def theme(self) -> Theme:
@@ -389,7 +319,9 @@ class MainWindow(QMainWindow):
         return Path(pictures) / "mha-explorer"
 
     def open_export_dialog(self) -> None:
-        from mha_explorer.qt.shell.export_dialog import ExportDialog  # QtSvg loads on first export, not at start
+        from mha_explorer.qt.shell.export_dialog import (
+            ExportDialog,  # QtSvg loads on first export, not at start
+        )
 
         dialog = ExportDialog(self._export_folder(), self)
         if dialog.exec() == ExportDialog.DialogCode.Accepted:
@@ -406,7 +338,7 @@ class MainWindow(QMainWindow):
 
         options = options if options is not None else ExportOptions()
         c = self.controller
-        trace = c.trace if c.trace is not None and c.trace.config == c.config else None
+        trace = c.current_trace
         stages = STAGE_IDS if all_stages else (c.stage,)
         try:
             written = export_stages(c.config, trace, stages, folder,
@@ -432,7 +364,7 @@ class MainWindow(QMainWindow):
                 self._heatmaps.refresh()
         return self._heatmaps
 
-    def _build_heatmaps(self, _trace=None) -> None:
+    def _build_heatmaps(self, _trace: Trace | None = None) -> None:
         self.heatmaps  # noqa: B018 - the property builds it
 
     # persistence ---------------------------------------------------------------

@@ -7,13 +7,24 @@ right even when the config is far too large to compute.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QStatusBar, QWidget,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QStatusBar,
+    QWidget,
 )
 
 from mha_explorer.core.memory import MemoryBudgetError, format_bytes
 from mha_explorer.qt.controller import Controller
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
 
 PROGRESS_DELAY_MS = 300  # quick runs finish before the bar would flicker into view
 ERROR_TONE, NEUTRAL_TONE = "error", ""  # the theme's style sheet colours an error tone
@@ -128,7 +139,7 @@ class StatusBarView(QWidget):
         super().resizeEvent(event)
         self._elide_message()
 
-    def _show_trace(self, trace) -> None:
+    def _show_trace(self, trace: Trace) -> None:
         self._hide_progress()
         self.device_label.setText(f"device: {trace.device}")
         mode = "" if trace.mode == "full" else f" ({trace.mode})"

@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QToolTip, QWidget
 
 from mha_explorer import assets
+from mha_explorer.core import colors
 
 AAA = 7.0  # WCAG 2 level AAA for body text
 AAA_LARGE = 4.5  # AAA for large text (≥ 18 pt, or ≥ 14 pt bold): the dim chips
@@ -36,9 +37,6 @@ class DiagramColors:
     mask_cover: str  # solid under the hatch
     slice_tints: tuple[str, str]  # alternating head slices
     copy_red: str  # the one stage that copies memory
-
-    def q(self, name: str) -> QColor:
-        return QColor(getattr(self, name))
 
 
 @dataclass(frozen=True)
@@ -139,18 +137,12 @@ def other_theme(theme: Theme) -> Theme:
 # contrast ---------------------------------------------------------------------------
 def relative_luminance(color) -> float:
     """WCAG 2 relative luminance of an sRGB colour (a QColor or '#RRGGBB')."""
-    c = QColor(color)
-
-    def channel(v: float) -> float:
-        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF())
+    return colors.relative_luminance(QColor(color).name())
 
 
 def contrast_ratio(fg, bg) -> float:
     """WCAG 2 contrast ratio, from 1 (none) to 21 (black on white)."""
-    a, b = relative_luminance(fg), relative_luminance(bg)
-    return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+    return colors.contrast_ratio(QColor(fg).name(), QColor(bg).name())
 
 
 def text_pairs(theme: Theme) -> list[tuple[str, str, str]]:

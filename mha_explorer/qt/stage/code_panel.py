@@ -8,14 +8,26 @@ and keywords, and moves the highlight when the stage changes.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetricsF, QSyntaxHighlighter,
-                           QTextCharFormat, QTextCursor, QTextFormat)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetricsF,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
 from mha_explorer.core.reference_code import reference_code, stage_lines
 from mha_explorer.qt.shell.theme import Theme, theme_of
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.controller import Controller
 
 CODE_PT = 13
 MIN_CODE_PT, MAX_CODE_PT = 10.0, 15.0  # the font shrinks or grows so the longest line fits
@@ -60,7 +72,7 @@ class _PythonColours(QSyntaxHighlighter):
 
 
 class CodePanel(QPlainTextEdit):
-    def __init__(self, controller, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
         self._ranges: dict[str, tuple[int, int]] = {}

@@ -8,17 +8,22 @@ widget is smaller than MIN_CANVAS is the whole picture scaled down.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
+from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
 from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
-from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
 from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
-from mha_explorer.qt.shell.theme import theme_of
+from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.controller import Controller
 
 MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
 
@@ -36,7 +41,7 @@ BUILDERS = {
 
 
 class StageDiagram(QGraphicsView):
-    def __init__(self, controller, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
         self._scene = QGraphicsScene(self)
@@ -102,9 +107,6 @@ class StageDiagram(QGraphicsView):
             if callable(text):
                 texts.append(text())
         return texts
-
-    def canvas_size(self) -> tuple[float, float]:
-        return self._canvas
 
     # building ---------------------------------------------------------------------------
     def _context(self) -> StageContext:

@@ -10,10 +10,21 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
+from mha_explorer.core.diagram_data import head_matrix, hidden_from
+from mha_explorer.core.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.stage.diagram_compose import (Composer, StageContext, bottom_space, chip_height, chip_size,
-                              left_room, note_height, text_width, top_space)
-from mha_explorer.qt.stage.diagram_data import head_matrix, hidden_from, matching_trace, scores_image, weights_image
+from mha_explorer.qt.stage.diagram_compose import (
+    Composer,
+    StageContext,
+    bottom_space,
+    chip_height,
+    chip_size,
+    left_room,
+    note_height,
+    text_width,
+    top_space,
+)
+from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
@@ -130,7 +141,7 @@ def _head_word(cfg) -> str:
 def _grid(c: Composer, rect: QRectF, stage: str, name: str, origin: str | None = None) -> None:
     """Head 0 of the shown sequence, coloured from the trace when it is small enough."""
     ctx, cfg = c.ctx, c.ctx.config
-    trace = matching_trace(ctx.trace, cfg)
+    trace = current_trace(ctx.trace, cfg)
     values = head_matrix(trace, stage, name, ctx.batch_index, 0)
     image = None if values is None else (scores_image(values) if name == "scores"
                                          else weights_image(values))
@@ -166,7 +177,7 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
 
     room = c.ctx.width - style.MARGIN - x0
     shown = cfg.H
-    if cfg.H > min(MAX_TILES, fitting(room)):  # leave room for "… H=96" after the tiles
+    if min(MAX_TILES, fitting(room)) < cfg.H:  # leave room for "… H=96" after the tiles
         more_w = text_width(f"… H={cfg.H:,}", style.LABEL_PT, True) + 12
         shown = max(1, min(MAX_TILES, fitting(room - more_w)))
     centres: dict[int, list[float]] = {}
@@ -175,7 +186,7 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
         tx = x0 + head * (tile + TILE_GAP) + tile / 2
         c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
         centres.setdefault(group, []).append(tx)
-    if cfg.H > shown:
+    if shown < cfg.H:
         c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + TILE / 2,
                "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
     for group, xs in centres.items():

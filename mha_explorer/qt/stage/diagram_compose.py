@@ -10,6 +10,7 @@ dim on its left, the column dims on top, and its name and full shape underneath.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QFontMetricsF
@@ -18,7 +19,18 @@ from PySide6.QtWidgets import QGraphicsItem
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan import Plan, TensorSpec
 from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.stage.diagram_items import SHADOW_STEP, BlockItem, ChipItem, GridItem, LineItem, NoteItem, TextItem
+from mha_explorer.qt.stage.diagram_items import (
+    SHADOW_STEP,
+    BlockItem,
+    ChipItem,
+    GridItem,
+    LineItem,
+    NoteItem,
+    TextItem,
+)
+
+if TYPE_CHECKING:
+    from mha_explorer.core.trace import Trace
 
 ANCHORS = {  # fraction of the item's body rect that lands on the given point
     "tl": (0, 0), "tc": (0.5, 0), "tr": (1, 0),
@@ -34,7 +46,7 @@ class StageContext:
 
     config: MHAConfig
     plan: Plan
-    trace: object | None
+    trace: Trace | None
     batch_index: int
     width: float
     height: float
@@ -147,7 +159,7 @@ class Composer:
         if min_left is not None:
             x = max(x, min_left)
         x = min(x, self.ctx.width - style.MARGIN / 2 - total)
-        for i, ((dim, n), w) in enumerate(zip(dims, sizes)):
+        for i, ((dim, n), w) in enumerate(zip(dims, sizes, strict=False)):
             if i:
                 self.text(f"{key}.x{i}", "×", x + times / 2, bottom - chip_height() / 2, "c",
                           points=style.LABEL_PT, color=self.ink.muted)

@@ -10,11 +10,21 @@ Blocks and grids can change size, so a morph can stretch them smoothly.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import (QBrush, QColor, QFontMetricsF, QImage, QPainter, QPainterPath, QPen,
-                           QPolygonF, QTransform)
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFontMetricsF,
+    QImage,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+    QTransform,
+)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QGraphicsTextItem
 
 from mha_explorer.qt.stage import diagram_style as style
+
 EDGE = 6  # width of the coloured bar that names a block's axis
 SHADOW_STEP = 9  # offset of each layer behind a block (batch, heads)
 

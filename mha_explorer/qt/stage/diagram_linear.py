@@ -12,8 +12,14 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF, QRectF
 
 from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.stage.diagram_compose import (Composer, StageContext, bottom_space, chips_row_width, left_room,
-                              top_space)
+from mha_explorer.qt.stage.diagram_compose import (
+    Composer,
+    StageContext,
+    bottom_space,
+    chips_row_width,
+    left_room,
+    top_space,
+)
 from mha_explorer.qt.stage.diagram_items import BlockItem
 
 K_MAX = 24.0  # pixels per log unit: D = 512 is drawn 240 px wide at most
@@ -95,7 +101,7 @@ def row_centres(ctx: StageContext, heights: list[float]) -> list[float]:
     total = sum(pitch) + ROW_GAP * (len(heights) - 1)
     y = style.MARGIN + max(0.0, (ctx.height - NOTE_H - 2 * style.MARGIN - total) / 2)
     centres = []
-    for h, p in zip(heights, pitch):
+    for h, p in zip(heights, pitch, strict=False):
         centres.append(y + top_space() + h / 2)
         y += p + ROW_GAP
     return centres

@@ -9,7 +9,14 @@ from PySide6.QtCore import QRectF
 
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.stage import diagram_style as style
-from mha_explorer.qt.stage.diagram_compose import Composer, StageContext, bottom_space, left_room, text_width, top_space
+from mha_explorer.qt.stage.diagram_compose import (
+    Composer,
+    StageContext,
+    bottom_space,
+    left_room,
+    text_width,
+    top_space,
+)
 from mha_explorer.qt.stage.diagram_items import BlockItem
 from mha_explorer.qt.stage.diagram_linear import NOTE_H, ROW_GAP, bottom_note, linear_k, row_centres
 
@@ -64,7 +71,7 @@ def _strides_html(before, after, muted) -> str:
 
     def coloured(spec) -> str:
         parts = []
-        for dim, stride in zip(spec.dims, spec.strides):
+        for dim, stride in zip(spec.dims, spec.strides, strict=True):
             fill = style.dim_qcolor(dim)
             parts.append(f'<span style="background-color:{fill.name()}; '
                          f'color:{style.text_on(fill).name()}; font-weight:700">'

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFont
 
-from mha_explorer.qt.colors import dim_color
+from mha_explorer.core import colors
+from mha_explorer.core.colors import dim_color
 from mha_explorer.qt.shell.theme import LIGHT, DiagramColors
 
 # type sizes in points; 14 pt is the smallest that reads from the back of a room
@@ -52,10 +53,6 @@ def ink_for(colors: DiagramColors) -> Ink:
 
 
 LIGHT_INK = ink_for(LIGHT.diagram)  # for items made outside a stage layout (tests, sizing)
-
-# colours that tell key/value head groups apart (Paul Tol's "bright" scheme,
-# distinct from the dim colours so a group never reads as a dimension)
-GROUP_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#AA3377", "#66CCEE", "#BBBBBB")
 
 MARGIN = 24
 GAP = 14  # between a block and its labels
@@ -97,18 +94,12 @@ def dim_qcolor(dim: str) -> QColor:
 
 
 def text_on(fill: QColor) -> QColor:
-    """Black or white, whichever reads better on ``fill`` (WCAG relative luminance)."""
-
-    def channel(c: float) -> float:
-        c /= 255.0
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    lum = 0.2126 * channel(fill.red()) + 0.7152 * channel(fill.green()) + 0.0722 * channel(fill.blue())
-    return QColor("#000000") if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else QColor("#FFFFFF")
+    """Black or white, whichever reads better on ``fill`` (core.colors.ink_on)."""
+    return QColor(colors.ink_on(fill.name()))
 
 
 def group_color(group: int) -> QColor:
-    return QColor(GROUP_COLORS[group % len(GROUP_COLORS)])
+    return QColor(colors.group_color(group))
 
 
 def shown_heads(count: int) -> list[int | None]:

@@ -6,6 +6,8 @@ Everything here renders what the controller's plan and trace already hold.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
@@ -14,6 +16,9 @@ from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
 from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.controller import Controller
 
 TITLE_PT, FORMULA_PT, TEXT_PT, SMALL_PT = 26, 20, 15, 14
 COMPACT_TITLE_PT, COMPACT_FORMULA_PT = 20, 16
@@ -49,7 +54,7 @@ class StageView(QWidget):
     top and only the code sits beside the diagram, so the diagram keeps room.
     """
 
-    def __init__(self, controller, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
         self._compact: bool | None = None

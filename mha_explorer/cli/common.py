@@ -1,0 +1,99 @@
+"""What every subcommand shares: one-line errors, the attention-layer flags, and
+the config they describe (through core.edits, as the window's controls do)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from typing import Any
+
+from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
+from mha_explorer.core.edits import apply_edits
+from mha_explorer.core.presets import get_preset
+
+EXIT_USAGE = 2
+THEME_NAMES = ("light", "dark")  # as mha_explorer.qt.shell.theme names them; no Qt import here
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a mistake as one line instead of usage + message."""
+
+    def error(self, message: str) -> None:  # argparse's API
+        raise UsageError(message)
+
+
+def whole_number(text: str) -> int:
+    try:
+        return int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+def add_config_flags(p: argparse.ArgumentParser, inherit: bool = False) -> None:
+    """The attention-layer flags. ``inherit``: for a subcommand, so a flag it is not
+    given leaves the value set before the subcommand (``--heads 4 shapes``) alone;
+    argparse would otherwise reset it to the subcommand's default of None."""
+    g = p.add_argument_group("attention layer (any flag not given keeps the default or the preset)")
+    add = functools.partial(g.add_argument, default=argparse.SUPPRESS if inherit else None)
+    add("--preset", metavar="NAME", help="start from a real model's attention layer "
+        "(see --list-presets); other flags then override it")
+    add("--d-model", type=whole_number, metavar="D", help="model width D (default 512)")
+    add("--heads", type=whole_number, metavar="H", help="query heads H; must divide D (default 8)")
+    add("--kv-heads", type=whole_number, metavar="HKV",
+        help="key/value heads: H for MHA, 1 for MQA, a divisor of H for GQA (default H)")
+    add("--batch", type=whole_number, metavar="B", help="batch size B (default 2)")
+    add("--seq", type=whole_number, metavar="T", help="query length T (default 8)")
+    add("--kv-seq", type=whole_number, metavar="S",
+        help="key/value length S; differs from T for cross-attention (default T)")
+    add("--sentence", metavar="TEXT",
+        help="words to use as tokens; sets T to the number of words")
+    add("--causal", action=argparse.BooleanOptionalAction,
+        help="hide future keys from each query (default off, on for decoder presets)")
+    add("--causal-alignment", choices=ALIGNMENTS,
+        help="for T != S: top-left (query i sees keys 0..i, as torch is_causal) or "
+        "bottom-right (the last query sees every key, as when decoding with a cache)")
+    add("--bias", action=argparse.BooleanOptionalAction,
+        help="add biases to the four projections (default on)")
+    add("--dtype", choices=tuple(DTYPES), help="number format (default float32)")
+    add("--device", choices=DEVICES,
+        help="where torch computes: auto picks CUDA, then MPS, then CPU (default auto)")
+    add("--seed", type=whole_number, metavar="N", help="seed for weights and inputs (default 0)")
+
+
+_FLAG_FIELDS = {
+    "d_model": "d_model", "heads": "n_heads", "kv_heads": "n_kv_heads", "batch": "batch",
+    "seq": "seq", "kv_seq": "kv_seq", "causal": "causal", "causal_alignment": "causal_alignment",
+    "bias": "bias", "dtype": "dtype", "device": "device", "seed": "seed",
+}
+
+
+def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) -> MHAConfig:
+    """The config the flags describe; raises ConfigError for an invalid combination."""
+    cfg = base or MHAConfig()
+    if getattr(args, "preset", None) is not None:  # --preset "" is an unknown preset, not none
+        cfg = get_preset(args.preset).apply(cfg)
+    changes: dict[str, Any] = {f: getattr(args, a) for a, f in _FLAG_FIELDS.items()
+                               if getattr(args, a, None) is not None}
+    if getattr(args, "sentence", None) is not None:  # --sentence "" has no words: an error
+        words = sentence_tokens(args.sentence)
+        if not words:
+            raise ConfigError("tokens", "the sentence has no words")
+        changes.update(tokens=words, seq=len(words))
+    return apply_edits(cfg, changes)  # validated as a whole: the message is about the result
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break the line (a newline typed
+    into a flag's value, say) written as its escape, so an error stays one line."""
+    return "".join(c.encode("unicode_escape").decode("ascii") if len(f"a{c}b".splitlines()) > 1
+                   else c for c in text)
+
+
+def fail(message: str) -> int:
+    print(f"mha-explorer: error: {one_line(message)}", file=sys.stderr)
+    return EXIT_USAGE

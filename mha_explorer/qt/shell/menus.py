@@ -1,0 +1,93 @@
+"""The window's menus and their shortcuts, in one place. Every action is also
+added to the window, so its shortcut works while the menus are hidden."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+
+from mha_explorer.qt.shell.theme import THEMES
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.shell.main_window import MainWindow
+
+
+def add_action(window: MainWindow, key: str, text: str, shortcut, slot, menu, tip: str, *,
+               checkable: bool = False) -> QAction:
+    action = QAction(text, window)
+    keys = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
+    action.setShortcuts([QKeySequence(s) for s in keys])
+    action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    action.setToolTip(tip)
+    action.setStatusTip(tip)
+    action.setCheckable(checkable)
+    (action.toggled if checkable else action.triggered).connect(slot)
+    if menu is not None:
+        menu.addAction(action)
+    window.addAction(action)  # shortcuts work while menus are hidden (presentation mode)
+    window.actions[key] = action
+    return action
+
+
+def build_menus(window: MainWindow) -> None:
+    """File, Stage, View and Help; every action also works while the menus are hidden."""
+    c = window.controller
+    bar = window.menuBar()
+    file_menu = bar.addMenu("&File")
+    add_action(window, "export", "&Export…", "Ctrl+E", window.open_export_dialog, file_menu,
+               "Write the stage pictures (PNG, SVG) and the tables (CSV, Markdown)")
+    file_menu.addSeparator()
+    add_action(window, "quit", "&Quit", "Ctrl+Q", window.close, file_menu, "Close MHA Explorer")
+
+    stage = bar.addMenu("&Stage")
+    add_action(window, "previous", "&Previous stage", [Qt.Key.Key_Left, Qt.Key.Key_PageUp],
+               c.previous_stage, stage, "Step back one stage (Left)")
+    add_action(window, "next", "&Next stage", [Qt.Key.Key_Right, Qt.Key.Key_PageDown],
+               c.next_stage, stage, "Step forward one stage (Right)")
+    add_action(window, "first", "&First stage", Qt.Key.Key_Home, c.first_stage, stage,
+               "Go to the input stage (Home)")
+    add_action(window, "last", "&Last stage", Qt.Key.Key_End, c.last_stage, stage,
+               "Go to the output stage (End)")
+    add_action(window, "play", "Play / &pause", Qt.Key.Key_Space, c.toggle_play, stage,
+               "Play the stages one after another, or pause (Space)")
+
+    view = bar.addMenu("&View")
+    for i, (key, dock) in enumerate(window.docks.items(), start=1):
+        toggle = dock.toggleViewAction()
+        toggle.setShortcut(QKeySequence(f"Alt+{i}"))
+        toggle.setToolTip(f"Show or hide the {dock.windowTitle()} panel (Alt+{i})")
+        view.addAction(toggle)
+        window.addAction(toggle)
+        window.actions[f"toggle_{key}"] = toggle
+    add_action(window, "reset_layout", "&Reset layout", "Ctrl+Shift+R", window.apply_default_layout,
+               view, "Put every panel back where it started")
+    view.addSeparator()
+    add_action(window, "presentation", "Presentation &mode", "F11", window.set_presentation, view,
+               "Full screen, projector-sized type, only the controls a class needs "
+               "(F11; Esc leaves)", checkable=True)
+    leave = add_action(window, "leave_presentation", "Leave presentation mode", "Esc",
+                       lambda: window.set_presentation(False), None,
+                       "Back to the window as it was")
+    leave.setEnabled(False)  # Esc means nothing to the window otherwise
+    themes = view.addMenu("&Theme")
+    add_action(window, "theme", "&Switch theme", "Ctrl+Shift+T", window.toggle_theme, themes,
+               "Switch between the light and the dark theme")
+    themes.addSeparator()
+    group = QActionGroup(window)
+    for theme, keys in zip(THEMES.values(), ("Ctrl+Shift+L", "Ctrl+Shift+D"), strict=True):
+        action = add_action(window, f"theme_{theme.name}", f"&{theme.label}", keys,
+                            lambda checked, t=theme: checked and window.set_theme(t), themes,
+                            f"The {theme.name} theme; every text at 7:1 contrast or more",
+                            checkable=True)
+        group.addAction(action)
+    add_action(window, "reduced_motion", "Reduced &motion", "Ctrl+Shift+M",
+               window.set_reduced_motion, view,
+               "Jump between stages instead of sliding", checkable=True)
+
+    help_menu = bar.addMenu("&Help")
+    add_action(window, "help", "&How to use", "F1", window.show_help, help_menu,
+               "What each panel shows and how to drive it (F1)")
+    add_action(window, "key_help", "&Keyboard shortcuts", "?", window.show_key_help, help_menu,
+               "Every shortcut on one card (?)")
