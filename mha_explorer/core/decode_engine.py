@@ -19,26 +19,23 @@ import torch.nn.functional as F
 
 from mha_explorer.core import engine
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.decode_plan import check_decode, kept_tokens
+from mha_explorer.core.decode_plan import check_decode, decode_config, kept_tokens
 from mha_explorer.core.specs import MaskSpec
 
 RUN_MAX_TOKENS = 8_192  # P + N computed here (the plan alone goes further)
 
 
-def decode_config(cfg: MHAConfig, prompt: int, steps: int) -> MHAConfig:
-    """The config of the whole generated sequence as one causal self-attention pass."""
-    return cfg.replace(seq=prompt + steps, kv_seq=None, tokens=None, causal=True,
-                       causal_alignment="bottom-right")
-
-
-def layer_tensors(cfg: MHAConfig) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    """The layer's weights (nn.Linear layout) and its input X [B, T, D], float32 on the CPU.
+def layer_tensors(cfg: MHAConfig) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+    """The layer's weights (nn.Linear layout) and its inputs X [B, T, D] and X_kv [B, S, D],
+    float32 on the CPU.
 
     The one place that knows where they come from, so the decode and tiled paths
     follow the engine's choice of weights."""
     w = engine.make_weights(cfg)
-    x = torch.stack([engine.make_inputs(cfg, b)[0] for b in range(cfg.batch)])  # [B, T, D]
-    return w, x
+    pairs = [engine.make_inputs(cfg, b) for b in range(cfg.batch)]
+    x = torch.stack([p[0] for p in pairs])  # [B, T, D]
+    xkv = torch.stack([p[1] for p in pairs]) if cfg.is_cross else x  # [B, S, D]
+    return w, x, xkv
 
 
 def project_heads(cfg: MHAConfig, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.Tensor):
@@ -98,7 +95,7 @@ def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) 
     if cfg.mla:
         raise ConfigError("mla", "decoding with a latent cache is not computed yet")
     full = decode_config(cfg, prompt, steps)
-    w, x = layer_tensors(full)
+    w, x, _ = layer_tensors(full)
     B, D, Hkv, dk = full.batch, full.d_model, full.Hkv, full.d_k
     show = show_batch if 0 <= show_batch < B else 0
     scale = 1.0 / math.sqrt(dk)

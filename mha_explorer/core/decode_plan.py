@@ -61,6 +61,13 @@ def check_decode(prompt: int, steps: int, max_steps: int = MAX_STEPS) -> None:
             raise ConfigError(name, f"{name} {value:,} is above the cap of {cap:,}", [{name: cap}])
 
 
+def decode_config(cfg: MHAConfig, prompt: int, steps: int) -> MHAConfig:
+    """The config of the whole generated sequence as one causal self-attention pass
+    (bottom-right aligned: the last query sees every key, as with a cache)."""
+    return cfg.replace(seq=prompt + steps, kv_seq=None, tokens=None, causal=True,
+                       causal_alignment="bottom-right")
+
+
 @dataclass(frozen=True)
 class DecodeStep:
     step: int  # 0: the prompt pass
