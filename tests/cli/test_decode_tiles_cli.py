@@ -105,3 +105,22 @@ def test_tiles_table_shows_both_memories(capsys):
     rc, out, _ = call(capsys, "tiles", "--seq", "16", "--causal", "--block", "4,4")
     assert rc == 0
     assert "peak memory, tiled" in out and "full matrix" in out and "skipped 6" in out
+
+
+def test_decode_and_the_tile_counts_never_import_torch():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import argparse, sys\n"
+        "from mha_explorer import cli, cli_decode, cli_tiles\n"
+        "from mha_explorer.core import tile_plan\n"
+        "p = cli._Parser(); sub = p.add_subparsers(dest='command')\n"
+        "cli_decode.add_parser(sub)\n"
+        "rc = cli_decode.run(p.parse_args(['decode', '--prompt', '3', '--steps', '2', '--json']))\n"
+        "tile_plan.tile_plan(cli.config_from_args(argparse.Namespace(seq=64, causal=True)), (8, 8))\n"
+        "sys.exit(rc or (3 if 'torch' in sys.modules else 0))\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
