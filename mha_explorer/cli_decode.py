@@ -58,6 +58,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"generated tokens, up to {MAX_STEPS:,} (default 8)")
     p.add_argument("--layers", type=_int, metavar="L",
                    help="layers in the model, for the whole model's cache (default: the preset's)")
+    p.add_argument("--check", action="store_true",
+                   help="also decode with torch and report max_abs_diff_vs_full: the largest "
+                   "difference from one full causal pass")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
 
@@ -110,13 +113,23 @@ def format_report(d: dict) -> str:
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
     lines += ["", f"total: {format_count(d['total_flops'])} FLOPs, {format_bytes(d['total_bytes'])} moved"]
+    if "max_abs_diff_vs_full" in d:
+        lines.append(f"max |decoded − full causal pass|: {d['max_abs_diff_vs_full']:.3g}")
     return "\n".join(lines)
+
+
+def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
+    from mha_explorer.core import decode_engine  # torch: only when asked for
+
+    return decode_engine.max_abs_diff_vs_full(decode_engine.run_decode(cfg, prompt, steps))
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         cfg = config_with_window(args)
         report = decode_report(cfg, args.prompt, args.steps, _layers(args))
+        if args.check:
+            report["max_abs_diff_vs_full"] = _check(cfg, args.prompt, args.steps)
     except ConfigError as exc:
         print(f"mha-explorer: error: {one_line(exc.message)}", file=sys.stderr)
         return EXIT_USAGE

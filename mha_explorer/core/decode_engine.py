@@ -125,3 +125,23 @@ def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) 
             first += drop
     return DecodeRun(full, prompt, tuple(results), k_cache[show].numpy().copy(), v_cache[show].numpy().copy())
 
+
+
+def full_pass(cfg: MHAConfig) -> np.ndarray:
+    """One full pass of the layer with torch's SDPA and the config's mask: Y [B, T, D]."""
+    w, x, xkv = layer_tensors(cfg)
+    B, T, D, g = cfg.batch, cfg.T, cfg.d_model, cfg.group_size
+    visible = cfg.mask_spec.visible(0, T, T, cfg.S)
+    with torch.no_grad():
+        q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+        ctx = F.scaled_dot_product_attention(
+            q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+            attn_mask=None if visible is None else torch.from_numpy(visible))  # [B, H, T, d_k]
+        y = F.linear(ctx.transpose(1, 2).reshape(B, T, D), w["W_O"], w.get("b_O"))  # [B, T, D]
+    return y.numpy()
+
+
+def max_abs_diff_vs_full(run: DecodeRun) -> float:
+    """The largest difference between the decoded rows and one full causal pass."""
+    full = full_pass(run.config)
+    return max(float(np.abs(s.output - full[:, s.positions[0]:s.positions[1]]).max()) for s in run.steps)

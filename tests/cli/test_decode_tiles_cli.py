@@ -124,3 +124,15 @@ def test_decode_and_the_tile_counts_never_import_torch():
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_decode_check_compares_every_step_with_the_full_pass(capsys):
+    rc, out, err = call(capsys, "decode", "--d-model", "32", "--heads", "4", "--kv-heads", "1",
+                        "--prompt", "5", "--steps", "4", "--window", "3", "--check", "--json")
+    assert rc == 0 and err == ""
+    assert 0 <= json.loads(out)["max_abs_diff_vs_full"] < 1e-5
+
+
+def test_decode_check_beyond_the_computed_cap_is_one_line(capsys):
+    rc, out, err = call(capsys, "decode", "--prompt", "9000", "--steps", "1", "--check")
+    assert rc == 2 and out == "" and err.count("\n") == 1
