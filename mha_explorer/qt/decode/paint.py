@@ -1,4 +1,4 @@
-"""Small painting helpers shared by the decode and tiles views (no torch)."""
+"""Painting pieces the decode and tiles views share (no torch)."""
 
 from __future__ import annotations
 
