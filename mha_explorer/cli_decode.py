@@ -1,0 +1,138 @@
+"""``mha-explorer decode``: generation with a KV cache, step by step.
+
+Answers from the decode plan alone (no torch): step 0 is the prompt pass, then
+one row per generated token with the cache's size and shape, and the step's
+FLOPs and bytes. Bad input is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+
+from mha_explorer.cli import EXIT_USAGE, add_config_flags, config_from_args, one_line
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.decode_plan import MAX_STEPS, cache_layout, decode_config, decode_steps
+from mha_explorer.core.presets import get_preset
+from mha_explorer.core.units import format_bytes, format_count
+
+TABLE_HEAD_ROWS = 12  # a long run prints its first and last rows
+TABLE_TAIL_ROWS = 6
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+def add_layer_flags(p: argparse.ArgumentParser) -> None:
+    """--window (unless the common config flags already have it)."""
+    with contextlib.suppress(argparse.ArgumentError):  # the shared config flags took it over
+        p.add_argument("--window", type=_int, metavar="W",
+                       help="sliding window: each query sees its last W keys (a rolling cache of W)")
+
+
+def config_with_window(args: argparse.Namespace) -> MHAConfig:
+    cfg = config_from_args(args)
+    window = getattr(args, "window", None)
+    if window is not None and cfg.window != window:
+        cfg = cfg.replace(window=window)
+    return cfg
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "decode", help="generation with a KV cache: the cache and the cost of every step",
+        description="Step 0 feeds the prompt's P tokens at once; each of the N steps after it feeds "
+        "one token, appends its key and value to the cache [B, Hkv, S_t, d_k] and scores one row "
+        "against it. Prints the cache per layer (and for the model with --layers) and each step's "
+        "FLOPs and bytes. Never imports torch.")
+    add_config_flags(p, inherit=True)
+    add_layer_flags(p)
+    p.add_argument("--prompt", type=_int, default=8, metavar="P", help="prompt tokens (default 8)")
+    p.add_argument("--steps", type=_int, default=8, metavar="N",
+                   help=f"generated tokens, up to {MAX_STEPS:,} (default 8)")
+    p.add_argument("--layers", type=_int, metavar="L",
+                   help="layers in the model, for the whole model's cache (default: the preset's)")
+    p.add_argument("--check", action="store_true",
+                   help="also decode with torch and report max_abs_diff_vs_full: the largest "
+                   "difference from one full causal pass")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return p
+
+
+def _layers(args: argparse.Namespace) -> int | None:
+    if args.layers is not None:
+        if args.layers < 1:
+            raise ConfigError("layers", f"layers must be at least 1, got {args.layers:,}")
+        return args.layers
+    preset = getattr(args, "preset", None)
+    return getattr(get_preset(preset), "layers", None) if preset is not None else None
+
+
+def decode_report(cfg: MHAConfig, prompt: int, steps: int, layers: int | None) -> dict:
+    rows = decode_steps(cfg, prompt, steps, layers)
+    layout = cache_layout(cfg)
+    return {
+        "config": decode_config(cfg, prompt, steps).to_dict(), "variant": cfg.variant,
+        "prompt": prompt, "layers": layers,
+        "cache": {"tensors": list(layout.names), "dims": list(layout.dims),
+                  "bytes_per_token": cfg.batch * layout.elements_per_token * cfg.elem_bytes},
+        "steps": [r.to_dict() for r in rows],
+        "total_flops": sum(r.flops for r in rows), "total_bytes": sum(r.bytes for r in rows),
+    }
+
+
+def format_report(d: dict) -> str:
+    c = d["config"]
+    window = f"  window {c['window']}" if c.get("window") else ""
+    lines = [f"Decode — {d['variant']}: D={c['d_model']}  H={c['n_heads']}  B={c['batch']}  "
+             f"{c['dtype']}  prompt {d['prompt']}{window}",
+             f"cache per token ({' and '.join(d['cache']['tensors'])}, whole batch): "
+             f"{format_bytes(d['cache']['bytes_per_token'])} per layer", ""]
+    model = d["layers"] is not None
+    head = ["step", "new", "S_t", "cache shape", "cache/layer"] + (
+        [f"cache×{d['layers']}"] if model else []) + ["FLOPs", "bytes", "FLOPs/byte"]
+    table = [head]
+    steps = d["steps"]
+    shown = steps if len(steps) <= TABLE_HEAD_ROWS + TABLE_TAIL_ROWS else (
+        steps[:TABLE_HEAD_ROWS] + [None] + steps[-TABLE_TAIL_ROWS:])
+    for s in shown:
+        if s is None:
+            table.append(["…"] + [""] * (len(head) - 1))
+            continue
+        table.append([str(s["step"]) + (" (prompt)" if s["step"] == 0 else ""), str(s["new_tokens"]),
+                      f"{s['seen_tokens']:,}", "[" + ", ".join(f"{n:,}" for n in s["cache_shape"]) + "]",
+                      format_bytes(s["cache_bytes"])]
+                     + ([format_bytes(s["model_cache_bytes"])] if model else [])
+                     + [format_count(s["flops"]), format_bytes(s["bytes"]), f"{s['flops'] / s['bytes']:.2f}"])
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    lines += ["", f"total: {format_count(d['total_flops'])} FLOPs, {format_bytes(d['total_bytes'])} moved"]
+    if "max_abs_diff_vs_full" in d:
+        lines.append(f"max |decoded − full causal pass|: {d['max_abs_diff_vs_full']:.3g}")
+    return "\n".join(lines)
+
+
+def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
+    from mha_explorer.core import decode_engine  # torch: only when asked for
+
+    return decode_engine.max_abs_diff_vs_full(decode_engine.run_decode(cfg, prompt, steps))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg = config_with_window(args)
+        report = decode_report(cfg, args.prompt, args.steps, _layers(args))
+        if args.check:
+            report["max_abs_diff_vs_full"] = _check(cfg, args.prompt, args.steps)
+    except ConfigError as exc:
+        print(f"mha-explorer: error: {one_line(exc.message)}", file=sys.stderr)
+        return EXIT_USAGE
+    with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
+        print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0

@@ -1,0 +1,116 @@
+"""``mha-explorer tiles``: FlashAttention-style tiles for the current config.
+
+The counts, peak memory and FLOPs come from the tile plan (no torch). When the
+full T × S matrix is small enough to build, the tiled path is also computed and
+compared with F.scaled_dot_product_attention on the same mask
+(``max_abs_diff_vs_full``); otherwise that field is null and a note says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+
+from mha_explorer.cli import EXIT_USAGE, add_config_flags, one_line
+from mha_explorer.cli_decode import add_layer_flags, config_with_window
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.tile_plan import parse_block, tile_plan
+from mha_explorer.core.units import format_bytes, format_count
+
+CHECK_MAX_CELLS = 1 << 24  # B·H·T·S compared against the full computation
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "tiles", help="FlashAttention tiles: computed and skipped tiles, peak memory O(T·d)",
+        description="Split attention into tiles of BR query rows × BC keys with an online softmax: "
+        "count the tiles computed and the ones a causal mask skips, compare the peak memory with "
+        "the full T × S matrix, and check the tiled output against the full computation.")
+    add_config_flags(p, inherit=True)
+    add_layer_flags(p)
+    p.add_argument("--block", default="64,64", metavar="BR,BC",
+                   help="query rows and keys per tile (default 64,64)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return p
+
+
+def max_abs_diff_vs_full(cfg: MHAConfig, block: tuple[int, int]) -> float:
+    """The tiled path against SDPA with the same boolean mask, float32, on rows that
+    see at least one key (SDPA leaves a row that sees none undefined)."""
+    import torch  # only once the flags are known to be good
+    import torch.nn.functional as F
+
+    from mha_explorer.core.decode_engine import layer_tensors, project_heads
+    from mha_explorer.core.tiled import tiled_attention
+
+    w, x, xkv = layer_tensors(cfg)
+    with torch.no_grad():
+        q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+        tiled = tiled_attention(q, k, v, cfg.mask_spec, block)
+        visible = cfg.mask_spec.visible(0, cfg.T, cfg.T, cfg.S)
+        mask = None if visible is None else torch.from_numpy(visible)
+        g = cfg.group_size
+        full = F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+                                              attn_mask=mask)  # [B, H, T, d_k]
+        rows = torch.ones(cfg.T, dtype=torch.bool) if mask is None else mask.any(-1)
+        return float((tiled - full)[:, :, rows].abs().max()) if rows.any() else 0.0
+
+
+def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
+    plan = tile_plan(cfg, block)
+    report = {"config": cfg.to_dict(), "variant": cfg.variant, **plan.to_dict(),
+              "max_abs_diff_vs_full": None, "notes": []}
+    cells = plan.heads_times_batch * cfg.T * cfg.S
+    if cfg.mla:
+        report["notes"].append("latent attention: the comparison runs once its engine exists")
+    elif cells > CHECK_MAX_CELLS:
+        report["notes"].append(f"not compared with the full computation: B·H·T·S is {cells:,} cells, "
+                               f"above {CHECK_MAX_CELLS:,}")
+    else:
+        report["max_abs_diff_vs_full"] = max_abs_diff_vs_full(cfg, block)
+    return report
+
+
+def format_report(d: dict) -> str:
+    c = d["config"]
+    br, bc = d["block"]
+    diff = d["max_abs_diff_vs_full"]
+    lines = [
+        f"Tiles — {d['variant']}: D={c['d_model']}  H={c['n_heads']}  B={c['batch']}  T={c['seq']}  "
+        f"S={c['kv_seq'] or c['seq']}" + ("  causal " + c["causal_alignment"] if c["causal"] else ""),
+        f"blocks of {br} rows × {bc} keys: {d['row_blocks']:,} × {d['col_blocks']:,} = "
+        f"{d['blocks_total']:,} tiles per batch element and head",
+        f"  computed {d['blocks_computed']:,} ({d['blocks_partial']:,} cut by the mask), "
+        f"skipped {d['blocks_skipped']:,}",
+        f"peak memory, tiled: {format_bytes(d['peak_bytes'])}  (grows with T·d)",
+    ]
+    lines += [f"  {name}: {format_bytes(n)}" for name, n in d["peak_terms"].items()]
+    lines += [
+        f"full matrix B·H·T·S: {format_bytes(d['full_matrix_bytes'])}  (grows with T·S)",
+        f"FLOPs: {format_count(d['flops'])} either way; {format_count(d['flops_tiled'])} "
+        "in the tiles actually computed",
+        "max |tiled − full|: " + ("not computed" if diff is None else f"{diff:.3g}"),
+    ]
+    lines += [f"note: {n}" for n in d["notes"]]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        block = parse_block(args.block)
+        cfg = config_with_window(args)
+        report = tiles_report(cfg, block)
+    except ConfigError as exc:
+        return _fail(exc.message)
+    except ValueError as exc:
+        return _fail(f"argument --block: {exc}")
+    with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
+        print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"mha-explorer: error: {one_line(message)}", file=sys.stderr)
+    return EXIT_USAGE

@@ -1,0 +1,1 @@
+"""Decode and tiles views: generation with a KV cache, and FlashAttention's tiles."""

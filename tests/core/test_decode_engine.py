@@ -1,0 +1,111 @@
+"""Decoding with a KV cache gives the rows of one full causal pass.
+
+Step 0 (the prompt) must equal the full pass's first P rows, and step t its row
+P + t - 1. The full pass is the app's own engine (MHA, GQA, MQA), and for
+sliding windows torch's F.scaled_dot_product_attention with the window's mask.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mha_explorer.core import engine
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.decode_engine import run_decode
+
+ATOL = 1e-5  # fp32
+
+VARIANTS = {
+    "MHA": MHAConfig(d_model=32, n_heads=4, batch=2),
+    "GQA": MHAConfig(d_model=48, n_heads=6, n_kv_heads=2, batch=2),
+    "MQA": MHAConfig(d_model=32, n_heads=8, n_kv_heads=1, batch=3, bias=False),
+}
+
+
+def _rows_of(run, full_output):
+    for step in run.steps:
+        p0, p1 = step.positions
+        yield step, full_output[:, p0:p1]
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_every_step_equals_the_full_causal_pass(name):
+    run = run_decode(VARIANTS[name], prompt=5, steps=6)
+    assert run.config.causal and run.config.causal_alignment == "bottom-right"
+    full = engine.run(run.config).output  # [B, P + N, D], all batch elements
+    assert len(run.steps) == 7
+    for step, rows in _rows_of(run, full):
+        np.testing.assert_allclose(step.output, rows, atol=ATOL, rtol=0)
+
+
+def test_a_one_token_prompt_works():
+    run = run_decode(VARIANTS["GQA"], prompt=1, steps=3)
+    full = engine.run(run.config).output
+    for step, rows in _rows_of(run, full):
+        np.testing.assert_allclose(step.output, rows, atol=ATOL, rtol=0)
+
+
+def _sdpa_pass(cfg, x, w, visible):
+    """One full pass with torch's SDPA and an explicit boolean mask [T, T]."""
+    B, T, D = x.shape
+    H, Hkv, dk = cfg.H, cfg.Hkv, cfg.d_k
+    q = F.linear(x, w["W_Q"], w.get("b_Q")).view(B, T, H, dk).transpose(1, 2)  # [B, H, T, d_k]
+    k = F.linear(x, w["W_K"], w.get("b_K")).view(B, T, Hkv, dk).transpose(1, 2)  # [B, Hkv, T, d_k]
+    v = F.linear(x, w["W_V"], w.get("b_V")).view(B, T, Hkv, dk).transpose(1, 2)  # [B, Hkv, T, d_k]
+    g = H // Hkv
+    ctx = F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+                                         attn_mask=visible)  # [B, H, T, d_k]
+    return F.linear(ctx.transpose(1, 2).reshape(B, T, D), w["W_O"], w.get("b_O"))  # [B, T, D]
+
+
+@pytest.mark.parametrize("window", [1, 3, 4, 20])
+@pytest.mark.parametrize("kv_heads", [4, 2, 1])
+def test_a_sliding_window_decodes_like_the_windowed_full_pass(window, kv_heads):
+    cfg = MHAConfig(d_model=32, n_heads=4, n_kv_heads=kv_heads, batch=2, window=window)
+    run = run_decode(cfg, prompt=6, steps=5)
+    L = 11
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    visible = torch.from_numpy((j <= i) & (i - j < window))  # causal, the last `window` keys
+    w = engine.make_weights(run.config)
+    x = torch.stack([engine.make_inputs(run.config, b)[0] for b in range(2)])  # [B, L, D]
+    with torch.no_grad():
+        full = _sdpa_pass(run.config, x, w, visible).numpy()
+    for step, rows in _rows_of(run, full):
+        np.testing.assert_allclose(step.output, rows, atol=ATOL, rtol=0)
+    # the rolling cache holds the last min(S_t, W) positions after each step
+    for t, step in enumerate(run.steps):
+        seen = 6 + t
+        assert step.cache_positions == (max(0, seen - window), seen)
+    assert run.cache_k.shape == (kv_heads, min(L, window), 8)
+
+
+def test_the_score_row_is_q_dot_the_cached_keys_and_its_softmax_sums_to_one():
+    cfg = VARIANTS["GQA"]
+    run = run_decode(cfg, prompt=3, steps=2, show_batch=1)
+    full = run.config
+    w = engine.make_weights(full)
+    x = engine.make_inputs(full, 1)[0]  # [L, D]
+    q = F.linear(x, w["W_Q"], w["b_Q"]).view(5, 6, 8)  # [L, H, d_k]
+    k = F.linear(x, w["W_K"], w["b_K"]).view(5, 2, 8)  # [L, Hkv, d_k]
+    last = run.steps[-1]  # the token at position 4 over keys 0..4
+    assert last.scores.shape == (6, 1, 5)
+    for h in range(6):
+        expected = (k[:, h // 3] @ q[4, h]) / math.sqrt(8)  # head h reads kv head h // 3
+        np.testing.assert_allclose(last.scores[h, 0], expected.detach().numpy(), atol=ATOL, rtol=0)
+    np.testing.assert_allclose(last.weights.sum(-1), 1.0, atol=1e-6)
+    prompt = run.steps[0]
+    assert prompt.scores.shape == (6, 3, 3)
+    assert np.isneginf(prompt.scores[:, 0, 1:]).all()  # the prompt pass is causal
+    assert (prompt.weights[:, 0, 1:] == 0).all()
+
+
+def test_too_many_tokens_or_no_steps_are_refused():
+    with pytest.raises(ConfigError):
+        run_decode(VARIANTS["MHA"], prompt=8_000, steps=500)
+    with pytest.raises(ConfigError):
+        run_decode(VARIANTS["MHA"], prompt=2, steps=0)
