@@ -33,7 +33,7 @@ def ablate_each_head(model: MiniLM, ids: list[int] | tuple[int, ...], layer: int
     """Every head of ``layer`` (1-based) switched off in turn, most consequential first
     (lowest embedding cosine; ties by head number)."""
     base = model.forward(ids)
-    start = base.layers[layer - 1]
+    start = base.layer(layer - 1)
     results = []
     with torch.inference_mode():
         for head in range(info.N_HEADS):

@@ -23,7 +23,7 @@ from mha_explorer.core.trained import model_info as info
 from mha_explorer.core.trained.files import TrainedWeightsError, model_dir, verify_weights
 
 HASH_SHARE = 0.8  # of the loading progress bar: hashing reads the whole file once
-_FORWARD_CACHE = 8  # sentences whose every layer is kept (a few MB each at most)
+_FORWARD_CACHE = 3  # sentences kept; at 256 tokens each holds about 27 MB
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class LayerRun:
 
 @dataclass(frozen=True)
 class ForwardRun:
+    """Layers from some layer to the last (an ablation run), and the sentence embedding."""
+
     layers: tuple[LayerRun, ...]
     embedding: torch.Tensor  # [1, D] mean-pooled, unit length
 
@@ -53,7 +55,7 @@ class MiniLM:
 
     def __init__(self, tensors: dict[str, torch.Tensor]):
         self.t = tensors
-        self._cache: collections.OrderedDict[tuple[int, ...], ForwardRun] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[tuple[int, ...], SentenceRun] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def attention_weights(self, layer: int) -> dict[str, torch.Tensor]:
@@ -112,21 +114,57 @@ class MiniLM:
                 x = runs[-1].hidden_out
             return ForwardRun(tuple(runs), sentence_embedding(x))
 
-    def forward(self, ids: list[int] | tuple[int, ...]) -> ForwardRun:
-        """Every layer for one sentence; the last few sentences are kept, so changing only the
-        layer (or coming back to a sentence) costs no new computation."""
+    def forward(self, ids: list[int] | tuple[int, ...]) -> SentenceRun:
+        """The sentence's run, computed lazily layer by layer; the last few sentences are kept,
+        so moving between layers (or back to a sentence) costs no new computation."""
         key = tuple(int(i) for i in ids)
         with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        with torch.inference_mode():
-            run = self.run_from(0, self.embed(key))
-        with self._lock:
-            self._cache[key] = run
+            run = self._cache.pop(key, None) or SentenceRun(self, key)
+            self._cache[key] = run  # most recent last
             while len(self._cache) > _FORWARD_CACHE:
                 self._cache.popitem(last=False)
         return run
+
+
+class SentenceRun:
+    """One sentence through the model, computed only as far as something asks.
+
+    Layer L's input needs layers 1..L−1 only, so the first layer of a new sentence
+    costs just the embeddings; the sentence embedding needs all six.
+    """
+
+    def __init__(self, model: MiniLM, ids: tuple[int, ...]):
+        self.model, self.ids = model, ids
+        self._embedded: torch.Tensor | None = None
+        self._layers: list[LayerRun] = []
+        self._lock = threading.RLock()  # layer() asks input_of() while holding it
+
+    def input_of(self, layer: int) -> torch.Tensor:
+        """[1, T, D]: the hidden states entering layer ``layer`` (0-based)."""
+        if layer == 0:
+            with self._lock, torch.inference_mode():
+                if self._embedded is None:
+                    self._embedded = self.model.embed(self.ids)
+                return self._embedded
+        return self.layer(layer - 1).hidden_out
+
+    def layer(self, layer: int) -> LayerRun:
+        """Layer ``layer`` (0-based), computing the layers up to it that are not yet done."""
+        with self._lock, torch.inference_mode():
+            while len(self._layers) <= layer:
+                x = self._layers[-1].hidden_out if self._layers else self.input_of(0)
+                self._layers.append(self.model.layer(len(self._layers), x))
+            return self._layers[layer]
+
+    @property
+    def layers(self) -> tuple[LayerRun, ...]:
+        self.layer(info.N_LAYERS - 1)
+        return tuple(self._layers)
+
+    @property
+    def embedding(self) -> torch.Tensor:
+        """[1, D]: mean pooling of the last layer's output, unit length."""
+        return sentence_embedding(self.layer(info.N_LAYERS - 1).hidden_out)
 
 
 def sentence_embedding(hidden: torch.Tensor) -> torch.Tensor:

@@ -62,7 +62,7 @@ def sentence_maps(sentence: str) -> SentenceMaps:
     model, pieces, ids = _prepare(sentence)
     run = model.forward(ids)
     maps = torch.cat([layer.probs for layer in run.layers])  # [layers, H, T, T]
-    return SentenceMaps(pieces, maps.float().numpy().copy())
+    return SentenceMaps(pieces, maps.float().numpy())  # cat made a fresh tensor
 
 
 def _round(x: float) -> float:
@@ -73,7 +73,7 @@ def heads_report(layer: int, sentence: str, ablate: bool = False) -> dict[str, A
     """The JSON-ready description of layer ``layer``'s heads on ``sentence`` (see module doc)."""
     check_layer(layer)
     model, pieces, ids = _prepare(sentence)
-    probs = model.forward(ids).layers[layer - 1].probs[0].float().numpy()  # [H, T, T]
+    probs = model.forward(ids).layer(layer - 1).probs[0].float().numpy()  # [H, T, T]
     table = patterns.scores(probs, pieces)
     entropy = patterns.entropy_bits(probs)  # [H]
     heads = [{

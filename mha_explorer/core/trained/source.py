@@ -4,7 +4,7 @@ For ``cfg.layer`` L (1-based) it hands the engine layer L's self-attention
 weights in nn.Linear layout and, as the input X, the hidden states that really
 enter layer L for the sentence in ``cfg.tokens`` (its word pieces): embeddings,
 their LayerNorm, and layers 1..L−1 with their feed-forwards, computed by
-``model.MiniLM``. Every batch element is the same sentence. The model is loaded
+``model.MiniLM`` (only as far as layer L needs). Every batch element is the same sentence. The model is loaded
 once per process and each sentence's forward pass is kept, so moving between
 layers or editing other settings reuses them.
 """
@@ -39,7 +39,7 @@ class MiniLMWeights:
         return {k: v.to(device, dtype, copy=True) for k, v in layer.items()}
 
     def inputs(self, cfg, batch: range, device: str, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        hidden = self.model.forward(self._ids(cfg)).layers[cfg.layer - 1].hidden_in  # [1, T, D]
+        hidden = self.model.forward(self._ids(cfg)).input_of(cfg.layer - 1)  # [1, T, D]
         x = hidden.expand(len(batch), -1, -1).to(device, dtype, copy=True)  # [nb, T, D], same sentence
         return x, x
 
