@@ -34,11 +34,11 @@ def ablate_each_head(model: MiniLM, ids: list[int] | tuple[int, ...], layer: int
     (lowest embedding cosine; ties by head number)."""
     base = model.forward(ids)
     start = base.layer(layer - 1)
-    results = []
+    heads = list(range(info.N_HEADS))
     with torch.inference_mode():
-        for head in range(info.N_HEADS):
-            run = model.run_from(layer - 1, start.hidden_in, ablate_head=head)
-            emb = F.cosine_similarity(run.embedding, base.embedding, dim=-1)  # [1]
-            out = F.cosine_similarity(run.layers[0].hidden_out, start.hidden_out, dim=-1)  # [1, T]
-            results.append(HeadAblation(head, float(emb[0]), float(out.mean())))
+        x = start.hidden_in.expand(len(heads), -1, -1)  # [H, T, D]: copy b loses head b
+        run = model.run_from(layer - 1, x, ablate=heads)
+        emb = F.cosine_similarity(run.embedding, base.embedding, dim=-1)  # [H]
+        out = F.cosine_similarity(run.layers[0].hidden_out, start.hidden_out, dim=-1)  # [H, T]
+    results = [HeadAblation(h, float(emb[h]), float(out[h].mean())) for h in heads]
     return sorted(results, key=lambda r: (r.embedding_cosine, r.head))

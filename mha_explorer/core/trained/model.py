@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -23,18 +23,19 @@ from mha_explorer.core.trained import model_info as info
 from mha_explorer.core.trained.files import TrainedWeightsError, model_dir, verify_weights
 
 HASH_SHARE = 0.8  # of the loading progress bar: hashing reads the whole file once
+Ablate = int | Sequence[int] | None  # see MiniLM.layer
 _FORWARD_CACHE = 3  # sentences kept; at 256 tokens each holds about 27 MB
 
 
 @dataclass(frozen=True)
 class LayerRun:
-    """One layer for one sentence (batch of 1). d_k = D / H."""
+    """One layer for nb copies of a sentence (1, or one per ablated head). d_k = D / H."""
 
-    hidden_in: torch.Tensor  # [1, T, D] the layer's input
-    probs: torch.Tensor  # [1, H, T, T] attention weights, rows sum to 1
-    context: torch.Tensor  # [1, H, T, d_k] weights @ V, before the heads are merged
-    attn_out: torch.Tensor  # [1, T, D] W_O · merged + b_O, before the residual
-    hidden_out: torch.Tensor  # [1, T, D] the layer's output (next layer's input)
+    hidden_in: torch.Tensor  # [nb, T, D] the layer's input
+    probs: torch.Tensor  # [nb, H, T, T] attention weights, rows sum to 1
+    context: torch.Tensor  # [nb, H, T, d_k] weights @ V, before the heads are merged
+    attn_out: torch.Tensor  # [nb, T, D] W_O · merged + b_O, before the residual
+    hidden_out: torch.Tensor  # [nb, T, D] the layer's output (next layer's input)
 
 
 @dataclass(frozen=True)
@@ -84,33 +85,42 @@ class MiniLM:
              + self.t["embeddings.token_type_embeddings.weight"][0])  # [1, T, D]
         return self._layer_norm(x, "embeddings.LayerNorm")
 
-    def layer(self, layer: int, x: torch.Tensor, ablate_head: int | None = None) -> LayerRun:
-        """Run layer ``layer`` (0-based) on x [1, T, D]; ``ablate_head`` zeroes that head's context."""
+    def layer(self, layer: int, x: torch.Tensor, ablate: Ablate = None) -> LayerRun:
+        """Run layer ``layer`` (0-based) on x [nb, T, D].
+
+        ``ablate`` zeroes heads' context: an int, that head in every batch element; a
+        sequence, head ablate[b] in batch element b (so all heads can be tried at once).
+        """
         w = self.attention_weights(layer)
         nb, T, D = x.shape
         H, dk = info.N_HEADS, info.D_K
-        q = F.linear(x, w["W_Q"], w["b_Q"]).view(nb, T, H, dk).transpose(1, 2)  # [1, H, T, d_k]
-        k = F.linear(x, w["W_K"], w["b_K"]).view(nb, T, H, dk).transpose(1, 2)  # [1, H, T, d_k]
-        v = F.linear(x, w["W_V"], w["b_V"]).view(nb, T, H, dk).transpose(1, 2)  # [1, H, T, d_k]
-        probs = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dk), dim=-1)  # [1, H, T, T]
-        context = probs @ v  # [1, H, T, d_k]
-        if ablate_head is not None:
+        q = F.linear(x, w["W_Q"], w["b_Q"]).view(nb, T, H, dk).transpose(1, 2)  # [nb, H, T, d_k]
+        k = F.linear(x, w["W_K"], w["b_K"]).view(nb, T, H, dk).transpose(1, 2)  # [nb, H, T, d_k]
+        v = F.linear(x, w["W_V"], w["b_V"]).view(nb, T, H, dk).transpose(1, 2)  # [nb, H, T, d_k]
+        probs = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dk), dim=-1)  # [nb, H, T, T]
+        context = probs @ v  # [nb, H, T, d_k]
+        if ablate is not None:
+            # the head says nothing; W_O's bias still applies
             context = context.clone()
-            context[:, ablate_head] = 0.0  # the head says nothing; W_O's bias still applies
-        merged = context.transpose(1, 2).reshape(nb, T, D)  # [1, T, D]
-        attn_out = F.linear(merged, w["W_O"], w["b_O"])  # [1, T, D]
+            if isinstance(ablate, int):
+                context[:, ablate] = 0.0
+            else:
+                context[torch.arange(nb), torch.as_tensor(list(ablate))] = 0.0
+        merged = context.transpose(1, 2).reshape(nb, T, D)  # [nb, T, D]
+        attn_out = F.linear(merged, w["W_O"], w["b_O"])  # [nb, T, D]
         p = _prefix(layer)
         a = self._layer_norm(attn_out + x, p + "attention.output.LayerNorm")
-        inner = F.gelu(self._linear(a, p + "intermediate.dense"))  # [1, T, D_FF], erf GELU as BERT
+        inner = F.gelu(self._linear(a, p + "intermediate.dense"))  # [nb, T, D_FF], erf GELU as BERT
         out = self._layer_norm(self._linear(inner, p + "output.dense") + a, p + "output.LayerNorm")
         return LayerRun(x, probs, context, attn_out, out)
 
-    def run_from(self, layer: int, x: torch.Tensor, ablate_head: int | None = None) -> ForwardRun:
-        """Layers ``layer``..5 (0-based) from hidden states x; the first may have a head switched off."""
+    def run_from(self, layer: int, x: torch.Tensor, ablate: Ablate = None) -> ForwardRun:
+        """Layers ``layer``..5 (0-based) from hidden states x [nb, T, D]; ``ablate`` (see
+        ``layer``) switches heads off in the first of them."""
         runs = []
         with torch.inference_mode():
             for i in range(layer, info.N_LAYERS):
-                runs.append(self.layer(i, x, ablate_head if i == layer else None))
+                runs.append(self.layer(i, x, ablate if i == layer else None))
                 x = runs[-1].hidden_out
             return ForwardRun(tuple(runs), sentence_embedding(x))
 
