@@ -10,10 +10,11 @@ spreads its attention over the keys), each score is a mean over query rows:
 - ``first_token``: mean over rows of A[i, 0], the weight on the first token
   ([CLS] in BERT); a head parking its attention there is a "sink" (a no-op).
 - ``sep``: mean over rows of the total weight on [SEP] positions (0 without any).
-- ``broad``: mean over rows of the row's entropy divided by log S: 0 when each
-  query looks at one key, 1 when it spreads evenly over all of them.
+- ``broad``: ``entropy_bits`` divided by log₂ S: 0 when each query looks at one
+  key, 1 when it spreads evenly over all of them.
 
-``entropy_bits`` is the unnormalised version: mean over rows of −Σ_j A[i, j]·log₂ A[i, j].
+``entropy_bits`` is the mean over rows of −Σ_j A[i, j]·log₂ A[i, j] (the heads
+panel's entropy, from ``core/head_maps.py``).
 Every score lies in [0, 1] (entropy in [0, log₂ S]); rows of zeros (a fully masked
 query) count as no attention. Indices follow the keys, so for T = S the diagonal is
 the token itself.
@@ -24,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+from mha_explorer.core.head_maps import row_entropy_bits  # the heads panel's entropy, one rule
 
 PATTERN_NAMES = ("previous_token", "next_token", "self", "first_token", "sep", "broad")
 SHORT_NAMES = {"previous_token": "prev", "next_token": "next", "self": "self",
@@ -42,16 +45,13 @@ def _diagonal_mean(maps: np.ndarray, offset: int) -> np.ndarray:
     return maps[..., rows[ok], keys[ok]].mean(axis=-1)
 
 
-def row_entropy_bits(maps: np.ndarray) -> np.ndarray:
-    """[..., T]: −Σ_j p log₂ p of each row (0·log 0 taken as 0)."""
-    p = np.asarray(maps, dtype=np.float64)
-    logs = np.log2(np.where(p > 0, p, 1.0))  # log of 1 is 0: zero weights add nothing
-    return -(p * logs).sum(axis=-1)
-
-
 def entropy_bits(maps: np.ndarray) -> np.ndarray:
-    """[...]: mean over rows of each row's entropy in bits."""
-    return row_entropy_bits(maps).mean(axis=-1)
+    """[...]: mean over rows of each row's entropy in bits, for maps [..., T, S]."""
+    a = np.asarray(maps, dtype=np.float64)
+    T, S = a.shape[-2:]
+    every_row = np.ones(T, dtype=bool)
+    flat = a.reshape(-1, T, S)  # [maps, T, S]
+    return np.array([row_entropy_bits(m, every_row) for m in flat]).reshape(a.shape[:-2])
 
 
 def scores(maps: np.ndarray, tokens_kv: Sequence[str] | None = None) -> dict[str, np.ndarray]:
@@ -64,14 +64,14 @@ def scores(maps: np.ndarray, tokens_kv: Sequence[str] | None = None) -> dict[str
     if tokens_kv is not None and len(tokens_kv) != S:
         raise ValueError(f"{len(tokens_kv)} key labels for maps with {S} keys")
     sep = np.array([t == SEP_TOKEN for t in tokens_kv]) if tokens_kv is not None else np.zeros(S, bool)
-    broad = row_entropy_bits(a) / np.log2(S) if S > 1 else np.zeros(a.shape[:-1])
+    broad = entropy_bits(a) / np.log2(S) if S > 1 else np.zeros(a.shape[:-2])
     return {
         "previous_token": _diagonal_mean(a, -1),
         "next_token": _diagonal_mean(a, 1),
         "self": _diagonal_mean(a, 0),
         "first_token": a[..., :, 0].mean(axis=-1),
         "sep": a[..., :, sep].sum(axis=-1).mean(axis=-1),
-        "broad": broad.mean(axis=-1),
+        "broad": broad,
     }
 
 
