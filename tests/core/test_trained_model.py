@@ -97,6 +97,16 @@ def test_tokens_are_word_pieces_with_cls_and_sep_and_no_padding():
     assert len(wordpieces(" ".join(["word"] * 200))) == 202  # no truncation at the file's 128
 
 
+def test_the_model_loads_once_and_a_sentence_is_computed_once(ours):
+    from mha_explorer.core.trained.model import load_model
+
+    seen: list[float] = []
+    assert load_model(progress=seen.append) is ours and seen == [1.0]  # no second read
+    ids = _ids(SENTENCES[0])
+    first = ours.forward(ids)
+    assert ours.forward(ids).layer(5) is first.layer(5)  # layers are kept for the next edit
+
+
 @pytest.mark.parametrize("sentence", SENTENCES)
 def test_every_layer_matches_bert(reference, ours, sentence):
     ids = _ids(sentence)

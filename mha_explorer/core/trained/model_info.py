@@ -60,6 +60,19 @@ _FIELD_REASONS = {
 }
 
 
+_WANTED_TEXT = {"n_kv_heads": str(N_KV_HEADS), "kv_seq": "the sequence length"}
+
+
+def _shown(field: str, value: Any) -> str:
+    if field in _WANTED_TEXT:
+        return _WANTED_TEXT[field]
+    if value is None:
+        return "left unset"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
 def _differs(field: str, value: Any, wanted: Any) -> bool:
     if field == "n_kv_heads":
         return value not in (None, N_KV_HEADS)
@@ -72,7 +85,7 @@ def check_config(cfg: Any) -> None:
     The first mismatch is named with the reason and a fix; a config with other
     weights passes untouched.
     """
-    from mha_explorer.core.config import ConfigError  # here: config.py may import this module
+    from mha_explorer.core.config import FIELD_LABELS, ConfigError  # here: config.py may import us
 
     if cfg.weights != WEIGHTS_NAME:
         return
@@ -82,7 +95,7 @@ def check_config(cfg: Any) -> None:
                           [{"layer": fix}])
     for field, wanted in MODEL_FIELDS.items():
         if _differs(field, getattr(cfg, field), wanted):
-            raise ConfigError(field, f"{field.replace('_', ' ')} must be {wanted!r} with trained "
+            raise ConfigError(field, f"{FIELD_LABELS[field]} must be {_shown(field, wanted)} with trained "
                               f"weights: {_FIELD_REASONS[field]}", [{field: wanted}])
     if cfg.tokens is None:
         raise ConfigError("tokens", "trained weights need a sentence: its word pieces are the tokens")
