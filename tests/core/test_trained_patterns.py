@@ -92,3 +92,20 @@ def test_layer_one_has_a_previous_token_head(sentence):
     assert np.delete(prev, 2).max() < 0.5  # and it is the only one that does
     # its own definition, by hand: the weight on the previous token, row by row
     assert np.mean([layer1[2, i, i - 1] for i in range(1, len(found.tokens))]) == pytest.approx(prev[2])
+
+
+def test_grid_badges_name_the_previous_token_head():
+    from mha_explorer.core.trained.files import is_available
+
+    ok, why = is_available()
+    if not ok:
+        pytest.skip(why)
+    from mha_explorer.core.trained.report import grid_badges, pieces_maps
+    from mha_explorer.core.trained.tokenizer import wordpieces
+
+    found = pieces_maps(wordpieces(PREVIOUS_TOKEN_SENTENCES[1]))
+    assert found.maps.shape == (6, 12, len(found.tokens), len(found.tokens))
+    badges = grid_badges(found)
+    assert [len(row) for row in badges] == [12] * 6
+    name, value = badges[0][2].split()
+    assert name == "prev" and float(value) > 0.9

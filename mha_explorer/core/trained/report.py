@@ -57,12 +57,41 @@ def _prepare(sentence: str):
 
 def sentence_maps(sentence: str) -> SentenceMaps:
     """All layers' maps for ``sentence`` (the 6 × 12 grid of thumbnails)."""
+    model, pieces, ids = _prepare(sentence)
+    return _all_maps(model, pieces, ids)
+
+
+def pieces_maps(pieces: tuple[str, ...]) -> SentenceMaps:
+    """All layers' maps for word pieces already split (a config's ``tokens``)."""
+    from mha_explorer.core.trained.model import load_model
+    from mha_explorer.core.trained.tokenizer import token_ids
+
+    return _all_maps(load_model(), tuple(pieces), token_ids(pieces))
+
+
+def _all_maps(model, pieces: tuple[str, ...], ids: list[int]) -> SentenceMaps:
     import torch
 
-    model, pieces, ids = _prepare(sentence)
-    run = model.forward(ids)
-    maps = torch.cat([layer.probs for layer in run.layers])  # [layers, H, T, T]
+    maps = torch.cat([layer.probs for layer in model.forward(ids).layers])  # [layers, H, T, T]
     return SentenceMaps(pieces, maps.float().numpy())  # cat made a fresh tensor
+
+
+def grid_badges(found: SentenceMaps) -> list[list[str]]:
+    """badges[l][h] such as "prev 0.98" for every map of ``found`` (the grid's labels)."""
+    return [[patterns.badge(scores) for scores in patterns.head_scores(layer_maps, found.tokens)]
+            for layer_maps in found.maps]
+
+
+def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]:
+    """Each head of ``layer`` switched off, as dicts for the ranking view, most consequential first."""
+    import dataclasses
+
+    from mha_explorer.core.trained.ablation import ablate_each_head
+    from mha_explorer.core.trained.model import load_model
+    from mha_explorer.core.trained.tokenizer import token_ids
+
+    check_layer(layer)
+    return [dataclasses.asdict(r) for r in ablate_each_head(load_model(), token_ids(pieces), layer)]
 
 
 def _round(x: float) -> float:
