@@ -90,3 +90,13 @@ def test_config_rules_of_the_trained_model_name_the_field_and_the_fix():
         if field != "tokens":
             fixed = _trained(**{**change, **err.value.suggestions[0]})
             info.check_config(fixed)  # the suggested fix is a config the model accepts
+
+
+def test_loading_refuses_an_altered_file_before_reading_it(tmp_path, monkeypatch):
+    pytest.importorskip("safetensors")
+    from mha_explorer.core.trained import model
+
+    (tmp_path / info.WEIGHTS_FILE).write_bytes(b"\0" * 1024)  # would not even parse
+    monkeypatch.setattr(model, "model_dir", lambda: tmp_path)
+    with pytest.raises(files.TrainedWeightsError, match="not the pinned checkpoint"):
+        model._load(None)
