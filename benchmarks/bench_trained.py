@@ -50,8 +50,9 @@ def maps_of_layer(pieces: tuple[str, ...], layer: int):
     w = source.weights(cfg, "cpu", torch.float32)
     x, _ = source.inputs(cfg, range(1), "cpu", torch.float32)
     with torch.inference_mode():
-        q = torch.nn.functional.linear(x, w["W_Q"], w["b_Q"]).view(1, -1, 12, 32).transpose(1, 2)
-        k = torch.nn.functional.linear(x, w["W_K"], w["b_K"]).view(1, -1, 12, 32).transpose(1, 2)
+        linear = torch.nn.functional.linear
+        q = linear(x, w["W_Q"], w["b_Q"]).view(1, -1, 12, 32).transpose(1, 2)  # [1, H, T, d_k]
+        k = linear(x, w["W_K"], w["b_K"]).view(1, -1, 12, 32).transpose(1, 2)  # [1, H, T, d_k]
         probs = torch.softmax(q @ k.transpose(-1, -2) / 32 ** 0.5, dim=-1)  # [1, H, T, T]
     return probs[0].numpy()
 

@@ -51,7 +51,8 @@ def entropy_bits(maps: np.ndarray) -> np.ndarray:
     T, S = a.shape[-2:]
     every_row = np.ones(T, dtype=bool)
     flat = a.reshape(-1, T, S)  # [maps, T, S]
-    return np.array([row_entropy_bits(m, every_row) for m in flat]).reshape(a.shape[:-2])
+    per_map = np.array([row_entropy_bits(m, every_row) for m in flat])  # [maps]
+    return per_map.reshape(a.shape[:-2])  # [...]: the maps' leading axes again
 
 
 def scores(maps: np.ndarray, tokens_kv: Sequence[str] | None = None) -> dict[str, np.ndarray]:
