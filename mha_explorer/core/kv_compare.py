@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from mha_explorer.core.config import MHAConfig, divisors
 from mha_explorer.core.mask_plan import cached_tokens
+from mha_explorer.core.mla_plan import kv_cache_per_token as mla_cache_per_token
 from mha_explorer.core.mla_plan import mla_dims
 from mha_explorer.core.specs import MaskSpec
 
@@ -38,6 +39,15 @@ class KVRow:
         return (self.variant + (" (current)" if self.current else ""), self.setting, self.formula,
                 self.per_token, self.tokens, self.per_sequence, self.per_batch, self.whole_model,
                 f"{self.ratio(mha):.3g}×")
+
+
+def kv_cache_bytes(cfg: MHAConfig) -> tuple[int, int, int]:
+    """(per token, per sequence, for the batch) of one layer, for the config as it is:
+    2·Hkv·d_k·itemsize per token (MLA: (kv_lora_rank + qk_rope_head_dim)·itemsize), and
+    per sequence min(S, W) tokens under a causal window (cached_tokens)."""
+    per_token = mla_cache_per_token(cfg) if cfg.mla else 2 * cfg.kv_dim * cfg.elem_bytes
+    per_sequence = per_token * cached_tokens(cfg.mask_spec, cfg.S)
+    return per_token, per_sequence, per_sequence * cfg.batch
 
 
 def gqa_heads(cfg: MHAConfig) -> int | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.mla_plan import mla_dims
 from mha_explorer.core.plan import SOFTMAX_OPS_PER_ELEMENT
 from mha_explorer.core.specs import MaskSpec
 
@@ -43,7 +44,7 @@ def row_counts(spec: MaskSpec, T: int, S: int) -> np.ndarray:
     everything = np.maximum(last + 1, 0)  # a global query sees every key up to ``last``
     global_keys = np.clip(np.minimum(last + 1, g), 0, None)
     overlap = _congruent(lo, np.minimum(hi, g - 1), p, step)
-    return np.where(p < g, everything, local + global_keys - overlap)
+    return np.where((p >= 0) & (p < g), everything, local + global_keys - overlap)
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,25 @@ def mask_counts(spec: MaskSpec, T: int, S: int) -> MaskCounts:
     return MaskCounts(T * S, visible, T * S - visible, int((rows == 0).sum()), int(rows.max(initial=0)))
 
 
-def skipped_flops(cfg: MHAConfig, qk_width: int, v_width: int) -> dict[str, int]:
+def head_widths(cfg: MHAConfig) -> tuple[int, int]:
+    """(query/key width, value width) per head: d_k and d_k, or under MLA's naive form
+    d_n + d_r and d_v."""
+    if cfg.mla:
+        m = mla_dims(cfg)
+        return m.qk, m.v
+    return cfg.d_k, cfg.d_k
+
+
+def skipped_flops(cfg: MHAConfig, qk_width: int | None = None, v_width: int | None = None) -> dict[str, int]:
     """FLOPs a sparse kernel would not spend on masked cells, per stage and in total.
 
     The dense plan counts per cell and head 2·qk_width + 1 (dot product and scale),
-    5 (softmax) and 2·v_width (weighted sum); masked cells need none of them.
+    5 (softmax) and 2·v_width (weighted sum); masked cells need none of them. The
+    widths default to the config's own (head_widths).
     """
+    own_qk, own_v = head_widths(cfg)
+    qk_width = own_qk if qk_width is None else qk_width
+    v_width = own_v if v_width is None else v_width
     masked = mask_counts(cfg.mask_spec, cfg.T, cfg.S).masked * cfg.batch * cfg.H
     out = {
         "scores": masked * (2 * qk_width + 1),

@@ -114,7 +114,7 @@ class MaskSpec:
         if self.global_tokens and self.sparse:
             g = self.global_tokens
             ok |= j < g  # every query sees the global keys
-            ok |= p < g  # global queries see every key
+            ok |= (p >= 0) & (p < g)  # global queries see every key
         if self.causal:
             ok &= d >= 0  # last: nothing opens the future
         return ok

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.kv_compare import KV_COMPARE_HEADER, kv_compare_rows, kv_compare_table
+from mha_explorer.core.kv_compare import KV_COMPARE_HEADER, kv_cache_bytes, kv_compare_rows, kv_compare_table
 
 
 def test_llama_sized_rows_written_out():
@@ -58,3 +58,13 @@ def test_the_variant_arithmetic_modules_import_without_torch_or_qt():
             "assert not heavy, heavy")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_kv_cache_bytes_of_the_config_itself():
+    # GQA: 2 · 2 kv heads · 16 · 4 B = 256 B per token; causal window 6 of S 20: 6 tokens; B 3
+    gqa = MHAConfig(d_model=64, n_heads=4, n_kv_heads=2, batch=3, seq=20, causal=True, window=6)
+    assert kv_cache_bytes(gqa) == (256, 256 * 6, 256 * 6 * 3)
+    # MLA: (kv_lora_rank 40 + rope 8) · 2 B = 96 B per token, all 20 tokens
+    mla = MHAConfig(d_model=64, n_heads=4, batch=3, seq=20, mla=True, kv_lora_rank=40,
+                    qk_rope_head_dim=8, dtype="float16")
+    assert kv_cache_bytes(mla) == (96, 96 * 20, 96 * 20 * 3)

@@ -27,7 +27,7 @@ def allowed(spec: MaskSpec, i: int, j: int, T: int, S: int) -> bool:
     if spec.causal and j > p:
         return False  # never a later key, whatever else holds
     g = spec.global_tokens if (spec.window or spec.stride) else 0
-    if p < g or j < g:
+    if 0 <= p < g or j < g:
         return True  # global tokens see and are seen by everyone
     if spec.window is not None:
         near = (p - spec.window < j) if spec.causal else (abs(p - j) < spec.window)
@@ -142,3 +142,10 @@ def test_global_tokens_without_a_window_or_stride_are_refused():
         check_mask(_unvalidated(seq=8, global_tokens=2))
     assert info.value.field == "global_tokens" and {"global_tokens": 0} in info.value.suggestions
     check_mask(_unvalidated(seq=8, global_tokens=2, stride=2))
+
+
+def test_skipped_flops_use_the_latent_head_widths_under_mla():
+    # MLA d_k 8 -> nope 8 + rope 4 = 12 for scores, v 8 for the weighted sum
+    cfg = MHAConfig(d_model=32, n_heads=4, batch=2, seq=8, causal=True, mla=True)
+    assert skipped_flops(cfg) == skipped_flops(cfg, qk_width=12, v_width=8)
+    assert skipped_flops(cfg)["scores"] == 2 * 4 * 28 * (2 * 12 + 1)
