@@ -51,7 +51,8 @@ def test_table_rows_carry_raw_numbers_and_the_ratio_to_mha():
 
 def test_the_variant_arithmetic_modules_import_without_torch_or_qt():
     # a fresh interpreter: this test process may have torch loaded already
-    modules = ("mla_plan", "mla_stages", "mask_plan", "positions", "kv_compare")
+    modules = ("mla_plan", "mla_stages", "mask_plan", "positions", "positions_stages", "kv_compare",
+               "variant_plan", "variant_rules")
     code = ("import sys; " + "; ".join(f"import mha_explorer.core.{m}" for m in modules)
             + "; import mha_explorer.cli_variant_flags; "
             "heavy = [m for m in ('torch', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
