@@ -88,3 +88,16 @@ def test_odd_rope_width_is_refused_with_even_neighbours():
 def test_a_valid_mla_config_passes():
     check_mla(_unvalidated(mla=True, kv_lora_rank=32, q_lora_rank=16, qk_rope_head_dim=8))
     check_mla(_unvalidated())
+
+
+@pytest.mark.parametrize("key", ["deepseek-v2-lite", "deepseek-v3"])
+def test_each_terms_numbers_multiply_to_its_count(key):
+    from mha_explorer.core.presets import get_preset
+
+    plan = mla_param_plan(get_preset(key).apply(MHAConfig()))
+    for term in plan.terms:
+        product = 1
+        for factor in term.numbers.split(" × "):
+            product *= int(factor)
+        assert product == term.count, term.name
+    assert plan.total == sum(t.count for t in plan.terms)
