@@ -213,7 +213,7 @@ class MHAConfig:
         """The key/value head that query head ``head`` reads (GQA: i // (H / Hkv))."""
         return head // self.group_size
 
-    def replace(self, **changes: Any) -> "MHAConfig":
+    def replace(self, **changes: Any) -> MHAConfig:
         """A new config with ``changes`` applied; raises ConfigError if invalid."""
         return dataclasses.replace(self, **changes)
 
@@ -223,7 +223,7 @@ class MHAConfig:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "MHAConfig":
+    def from_dict(cls, data: dict[str, Any]) -> MHAConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

@@ -29,6 +29,9 @@ FULL_DETAIL_MAX_CELLS = 1 << 24
 SHOWN_MAX_CELLS = 1 << 23  # H × rows × S kept for display in windowed mode
 SHOWN_MAX_ROWS = 512
 CHUNK_MAX_CELLS = 1 << 22  # H × rows × S computed at once in windowed mode
+# torch's own first-run allocations (thread pools, kernel workspaces), measured as
+# the peak RSS growth of the smallest run in a fresh process (benchmarks/bench_memory.py)
+RUNTIME_OVERHEAD = 8 << 20
 
 
 class MemoryBudgetError(ConfigError):
@@ -100,28 +103,49 @@ def chunk_rows(cfg: MHAConfig) -> int:
 
 
 def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
-    """Peak bytes for both ways of computing.
+    """Peak bytes for both ways of computing, counted as the engine allocates.
 
     ``host_copy``: whether results need a float32 copy on the host (any dtype
     other than float32, or a GPU); None guesses from the config.
     """
-    plan = build_plan(cfg)
-    e = cfg.elem_bytes
     if host_copy is None:
         host_copy = cfg.dtype != "float32" or cfg.device not in ("cpu", "auto")
-    B, T, S, D, H, dk, kvD = cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
-    weights = plan.memory.weights
-    repeat = 2 * B * H * S * dk * e if cfg.Hkv != H else 0  # K, V repeated for GQA
-    temp = B * H * T * S * e  # the unscaled product before masking
-    full = weights + plan.memory.activations + repeat + temp
-    if host_copy:
-        full += plan.memory.activations * 4 // e
-
+    plan = build_plan(cfg)
+    weights = plan.memory.weights + RUNTIME_OVERHEAD
+    full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True)
     rows, chunk = shown_rows(cfg), chunk_rows(cfg)
-    # one batch element's X, X_kv, Q, K, V, (repeated K, V), context, merged, Y
-    per_elem = (3 * T * D + S * D + 2 * S * kvD + (2 * H * S * dk if cfg.Hkv != H else 0)
-                + H * T * dk) * e
-    attn_chunk = 3 * H * chunk * S * e
-    kept = (per_elem + 2 * H * rows * S * e) * (4 // e if host_copy else 1)
-    windowed = weights + 2 * per_elem + attn_chunk + kept
-    return Estimate(full, windowed, rows, chunk, B * H * T * S <= FULL_DETAIL_MAX_CELLS)
+    kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
+    # the element kept for display stays while the others are computed
+    kept_element = _kept_elements(cfg, 1) * 4 if cfg.batch > 1 else 0
+    windowed = weights + kept_window + kept_element + _peak(cfg, 1, chunk, host_copy, kept_whole=False)
+    return Estimate(full, windowed, rows, chunk, cfg.batch * cfg.H * cfg.T * cfg.S <= FULL_DETAIL_MAX_CELLS)
+
+
+def _kept_elements(cfg: MHAConfig, nb: int) -> int:
+    """Elements of X, X_kv, Q, K, V, context, merged and Y for ``nb`` batch elements."""
+    T, S, D, kvD = cfg.T, cfg.S, cfg.d_model, cfg.kv_dim
+    merged = T * D if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
+    return nb * (3 * T * D + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged + T * D)
+
+
+def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool) -> int:
+    """Bytes beyond the weights for ``nb`` batch elements computed ``rows`` query rows
+    at a time: the larger of the attention block's moment and the end of the stages."""
+    e, h = cfg.elem_bytes, (4 if host_copy else 0)
+    T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
+    inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
+    projections = nb * (T * D + 2 * S * kvD)
+    kv_copies = 2 * nb * S * kvD if cfg.Hkv > 1 and S > 1 else 0  # K, V laid out head-major
+    context = nb * H * T * dk
+    block_cells = nb * H * rows * S
+    block_context = nb * H * rows * dk
+    mask = rows * S if cfg.mask_spec.masks_anything else 0  # one bool per cell of the block
+    shown = block_cells * 2 * h if kept_whole or host_copy else 0  # host copies of the block
+    # in full mode the block is the whole context; windowed mode also holds the whole one
+    whole_context = 0 if kept_whole else context * e
+    attention = (whole_context + kv_copies * e + mask + max(
+        block_context * e + block_cells * e,  # Q rows copied, scores made
+        2 * block_cells * e + block_context * e + shown))  # scores, weights, context, their copies
+    kept_cells = 2 * block_cells * (h or e) if kept_whole else 0
+    end = _kept_elements(cfg, nb) * (e + h) + kept_cells  # every stage's tensor, and host copies
+    return max((inputs + projections) * e + attention, end)

@@ -1,0 +1,146 @@
+"""The heavy steps of one engine run, each cancellable in small pieces.
+
+A projection is computed tile by tile (rows × output columns) and attention one
+block of query rows at a time, so ``cancel`` is looked at every few hundred
+million floating-point operations and ``progress`` moves during the projections
+too. No tensor here is larger than the rows in flight, except what the run keeps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.specs import MaskSpec
+from mha_explorer.core.trace import Cancelled
+
+TILE_FLOPS = 1 << 28  # work between two looks at ``cancel`` (~10-50 ms on a laptop CPU)
+TILE_MAX_ROWS = 4096
+
+
+class Work:
+    """Cancel checks and progress, counted in floating-point operations."""
+
+    def __init__(self, total_flops: int, cancel: Callable[[], bool] | None,
+                 progress: Callable[[float], None] | None):
+        self.total = max(1, total_flops)
+        self.done = 0
+        self._cancel = cancel
+        self._progress = progress
+
+    def check(self) -> None:
+        if self._cancel is not None and self._cancel():
+            raise Cancelled()
+
+    def advance(self, flops: int) -> None:
+        self.done += flops
+        if self._progress is not None:
+            self._progress(min(1.0, self.done / self.total))
+
+
+class Clock:
+    """Per-stage wall time that waits for the device to finish."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.totals = {s: 0.0 for s in STAGE_IDS}
+        self._t = time.perf_counter()
+
+    def tick(self, stage: str) -> None:
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        self.totals[stage] += now - self._t
+        self._t = now
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, work: Work) -> torch.Tensor:
+    """``F.linear(x, weight, bias)`` for x [nb, n, in], computed tile by tile."""
+    nb, n, d_in = x.shape
+    d_out = weight.shape[0]
+    out = torch.empty(nb, n, d_out, device=x.device, dtype=x.dtype)  # [nb, n, out]
+    rows_in = x.reshape(nb * n, d_in)  # [nb·n, in]: a view of the contiguous input
+    rows_out = out.view(nb * n, d_out)  # [nb·n, out]
+    per_row = 2 * d_in * d_out
+    rows = max(1, min(nb * n, TILE_MAX_ROWS, TILE_FLOPS // per_row))
+    # too few rows for one tile's worth: split the output columns too (a tall weight)
+    cols = d_out if rows > 1 or per_row <= TILE_FLOPS else max(16, TILE_FLOPS // (2 * d_in))
+    for r0 in range(0, nb * n, rows):
+        r1 = min(nb * n, r0 + rows)
+        for c0 in range(0, d_out, cols):
+            c1 = min(d_out, c0 + cols)
+            work.check()
+            w = weight[c0:c1]  # [c, in]
+            b = bias[c0:c1] if bias is not None else None
+            if c0 == 0 and c1 == d_out:
+                torch.addmm(b, rows_in[r0:r1], w.t(), out=rows_out[r0:r1]) if b is not None else \
+                    torch.mm(rows_in[r0:r1], w.t(), out=rows_out[r0:r1])
+            else:
+                rows_out[r0:r1, c0:c1] = torch.nn.functional.linear(rows_in[r0:r1], w, b)
+            work.advance(2 * (r1 - r0) * d_in * (c1 - c0))
+    return out
+
+
+def add_positions(x: torch.Tensor, cfg, first_row: int = 0) -> torch.Tensor:
+    """Position information added to X [nb, T, D] before the projections.
+
+    The hook for sinusoidal and learned positions; "none" returns X unchanged.
+    """
+    if cfg.positions_spec.added_to_input:
+        raise NotImplementedError(f"positions {cfg.positions!r} are not computed by this engine yet")
+    return x
+
+
+def rotate_qk(q: torch.Tensor, k: torch.Tensor, cfg) -> tuple[torch.Tensor, torch.Tensor]:
+    """Q [nb, H, T, d_k] and K [nb, Hkv, S, d_k] after the transpose, rotated by position.
+
+    The hook for RoPE; "none" returns them unchanged.
+    """
+    if cfg.positions_spec.rotates_qk:
+        raise NotImplementedError(f"positions {cfg.positions!r} are not computed by this engine yet")
+    return q, k
+
+
+def block_mask(spec: MaskSpec, r0: int, r1: int, T: int, S: int, device: str) -> tuple[
+        torch.Tensor | None, np.ndarray]:
+    """(hidden [r, S] bool on the device or None, rows of the block that see no key [r])."""
+    visible = spec.visible(r0, r1, T, S)  # [r, S] numpy, only these rows
+    if visible is None:
+        return None, np.zeros(r1 - r0, dtype=bool)
+    blind = ~visible.any(axis=1)  # [r]
+    np.logical_not(visible, out=visible)  # now True = hidden, without a second [r, S] array
+    return torch.from_numpy(visible).to(device), blind
+
+
+def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidden: torch.Tensor | None,
+                blind: np.ndarray, scale: float, tick: Callable[[str], None],
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scores, weights and context for one block of query rows.
+
+    q_rows [nb, H, r, d_k] (any strides); k_c, v_c [nb, Hkv, S, d_k] contiguous.
+    GQA/MQA without repeating K and V: the g query heads sharing a kv head are
+    stacked along the rows, so one batched matmul per kv head serves them all.
+    """
+    nb, H, r, dk = q_rows.shape
+    Hkv, S = k_c.shape[1], k_c.shape[2]
+    g = H // Hkv
+    q_c = torch.empty(nb, H, r, dk, device=q_rows.device, dtype=q_rows.dtype)  # [nb, H, r, d_k]
+    q_c.copy_(q_rows)  # one copy of the rows in flight, laid out for the batched matmul
+    stacked = q_c.view(nb, Hkv, g * r, dk)  # [nb, Hkv, g·r, d_k]
+    scores = torch.matmul(stacked, k_c.transpose(-2, -1)).view(nb, H, r, S)  # [nb, H, r, S]
+    del q_c, stacked
+    scores.mul_(scale)  # scaled after the product, as written: Q·Kᵀ / √d_k
+    if hidden is not None:
+        scores.masked_fill_(hidden, float("-inf"))
+    tick("scores")
+    weights = torch.softmax(scores, dim=-1)  # [nb, H, r, S]
+    if blind.any():  # softmax of nothing is NaN: those rows are shown as 0
+        weights[:, :, torch.from_numpy(blind).to(weights.device)] = 0.0
+    tick("softmax")
+    context = torch.matmul(weights.view(nb, Hkv, g * r, S), v_c).view(nb, H, r, dk)  # [nb, H, r, d_k]
+    tick("weighted_sum")
+    return scores, weights, context
