@@ -7,6 +7,9 @@ the views never touch torch.
 
 from __future__ import annotations
 
+import ctypes
+import platform
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,6 +36,24 @@ __all__ = ["EngineRequest", "run", "Cancelled", "Trace", "resolve_device", "Disp
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 MODES = (None, "full", "windowed")
 DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS (Apple GPU)"}
+
+
+MMAP_THRESHOLD = 256 << 10  # blocks from this size up go straight back to the OS when freed
+
+
+def _return_freed_blocks_to_the_os() -> None:
+    """Fix glibc's mmap threshold, which otherwise rises to the largest block freed:
+    row blocks freed and made again would then come from a heap that only grows, and
+    the process would hold far more than the memory guard's estimate."""
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # an unusual libc: estimates are then looser
+        pass
+
+
+_return_freed_blocks_to_the_os()
 
 
 @dataclass(frozen=True)

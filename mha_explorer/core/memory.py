@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mha_explorer.core.config import ConfigError, MHAConfig
@@ -31,7 +32,7 @@ SHOWN_MAX_ROWS = 512
 CHUNK_MAX_CELLS = 1 << 22  # H × rows × S computed at once in windowed mode
 # torch's own first-run allocations (thread pools, kernel workspaces), measured as
 # the peak RSS growth of the smallest run in a fresh process (benchmarks/bench_memory.py)
-RUNTIME_OVERHEAD = 8 << 20
+RUNTIME_OVERHEAD = 11 << 20
 
 
 class MemoryBudgetError(ConfigError):
@@ -47,16 +48,42 @@ class MemoryBudgetError(ConfigError):
         self.budget = budget
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")
+class BudgetSettingError(ConfigError):
+    """The memory budget variable holds something that is not a size."""
+
+    def __init__(self, value: str, why: str = "is not a size"):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        super().__init__("memory", f"{BUDGET_ENV}={shown!r} {why}; write e.g. 4G, 512M or 1000000 "
+                         "(bytes), or leave it unset for half the free memory")
+        self.variable = BUDGET_ENV
+        self.value = value
+
+
+_SIZE = re.compile(r"^\s*(\d{1,30}(?:\.\d{1,30})?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")
+_SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MAX_BUDGET = 1 << 60  # an exbibyte: anything larger is a typing slip, not a machine
 
 
 def parse_bytes(text: str) -> int:
-    """'4G', '512MiB', '1000000' -> bytes; ValueError with a clear message otherwise."""
+    """'4G', '512MiB', '1000000' -> bytes; BudgetSettingError (a ConfigError) otherwise."""
     m = _SIZE.match(text)
     if not m:
-        raise ValueError(f"cannot read '{text}' as a size; write e.g. 4G or 512M")
-    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
-    return int(float(m.group(1)) * scale)
+        raise BudgetSettingError(text)
+    size = int(float(m.group(1)) * _SCALE[m.group(2).lower()])
+    if size <= 0:
+        raise BudgetSettingError(text, "is not a positive size")
+    if size > MAX_BUDGET:
+        raise BudgetSettingError(text, "is larger than any machine (over 1 EiB)")
+    return size
+
+
+def budget_from_env() -> int | None:
+    """The budget set by MHA_EXPLORER_MEMORY_BUDGET, None when unset or empty;
+    BudgetSettingError naming the variable and the accepted forms when it is not a size."""
+    raw = os.environ.get(BUDGET_ENV)
+    if raw is None or raw == "":
+        return None
+    return parse_bytes(raw)
 
 
 def available_ram() -> int:
@@ -68,11 +95,22 @@ def available_ram() -> int:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def default_budget(available: int | None = None) -> int:
-    """The budget from the environment override, else a fraction of what is free."""
-    env = os.environ.get(BUDGET_ENV)
-    if env:
-        return parse_bytes(env)
+def default_budget(available: int | None = None, *,
+                   on_bad_setting: Callable[[BudgetSettingError], None] | None = None) -> int:
+    """The budget from the environment override, else a fraction of what is free.
+
+    A bad override raises BudgetSettingError, unless ``on_bad_setting`` is given: then
+    it is told (the window shows it as a warning) and the default is used.
+    """
+    try:
+        env = budget_from_env()
+    except BudgetSettingError as err:
+        if on_bad_setting is None:
+            raise
+        on_bad_setting(err)
+        env = None
+    if env is not None:
+        return env
     free = available_ram() if available is None else available
     return int(free * DEFAULT_BUDGET_FRACTION)
 

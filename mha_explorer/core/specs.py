@@ -93,16 +93,16 @@ class MaskSpec:
             return None
         import numpy as np  # here, not at import: the shapes table needs no numpy
 
-        i = np.arange(r0, r1)[:, None] + self.offset(T, S)  # [r, 1] aligned query index
+        a = np.arange(r0, r1)[:, None] + self.offset(T, S)  # [r, 1] aligned query index
         j = np.arange(S)[None, :]  # [1, S]
-        d = i - j  # [r, S] distance back from the query's own position
-        ok = np.ones((r1 - r0, S), dtype=bool)
-        if self.causal:
-            ok &= d >= 0
+        # comparisons broadcast straight to bool [r, S]: no [r, S] array of distances
+        ok = (j <= a) if self.causal else np.ones((r1 - r0, S), dtype=bool)
         if self.window is not None:
-            ok &= (d < self.window) if self.causal else (np.abs(d) < self.window)
+            ok &= j > a - self.window
+            if not self.causal:
+                ok &= j < a + self.window
         if self.stride is not None:
-            ok &= (d % self.stride) == 0
+            ok &= ((a - j) % self.stride) == 0
         if self.global_tokens:
             g = self.global_tokens
             ok |= j < g  # every query sees the global keys

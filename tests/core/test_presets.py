@@ -9,7 +9,6 @@ key/value heads, width) shows up twice.
 from __future__ import annotations
 
 import pytest
-import torch
 from torch import nn
 
 from mha_explorer.core.config import ConfigError, MHAConfig
