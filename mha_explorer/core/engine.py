@@ -7,6 +7,7 @@ the views never touch torch.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import platform
 import sys
@@ -47,10 +48,8 @@ def _return_freed_blocks_to_the_os() -> None:
     the process would hold far more than the memory guard's estimate."""
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         return
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # an unusual libc: looser estimates
         ctypes.CDLL("libc.so.6").mallopt(-3, MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD
-    except (OSError, AttributeError):  # an unusual libc: estimates are then looser
-        pass
 
 
 _return_freed_blocks_to_the_os()
