@@ -123,7 +123,8 @@ class RunState:
         nb, H, T, dk = qt.shape
         S = kt.shape[2]
         spec, scale = cfg.mask_spec, 1.0 / math.sqrt(dk)
-        k_c, v_c = kt.contiguous(), vt.contiguous()  # [nb, Hkv, S, d_k], read by every block
+        # [nb, Hkv, S, d_k], read by every block; one element's heads need no copy to be batched
+        k_c, v_c = (kt, vt) if nb == 1 else (kt.contiguous(), vt.contiguous())
         whole = layout.row_blocks == ((0, T),)  # one block: its context is the whole context
         ctx = None if whole else torch.empty(nb, H, T, dk, device=self.device, dtype=self.dtype)
         keep = layout.keeps(batch)

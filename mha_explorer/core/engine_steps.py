@@ -18,8 +18,8 @@ from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.core.specs import MaskSpec
 from mha_explorer.core.trace import Cancelled
 
-TILE_FLOPS = 1 << 28  # work between two looks at ``cancel`` (~10-50 ms on a laptop CPU)
-TILE_MAX_ROWS = 4096
+TILE_FLOPS = 1 << 30  # work between two looks at ``cancel`` (~20-60 ms on a laptop CPU)
+TILE_ROWS = 512  # rows per tile: enough for the matmul to run at full speed
 
 
 class Work:
@@ -65,10 +65,9 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, wor
     out = torch.empty(nb, n, d_out, device=x.device, dtype=x.dtype)  # [nb, n, out]
     rows_in = x.reshape(nb * n, d_in)  # [nb·n, in]: a view of the contiguous input
     rows_out = out.view(nb * n, d_out)  # [nb·n, out]
-    per_row = 2 * d_in * d_out
-    rows = max(1, min(nb * n, TILE_MAX_ROWS, TILE_FLOPS // per_row))
-    # too few rows for one tile's worth: split the output columns too (a tall weight)
-    cols = d_out if rows > 1 or per_row <= TILE_FLOPS else max(16, TILE_FLOPS // (2 * d_in))
+    rows = min(nb * n, TILE_ROWS)
+    # a wide weight is split by output columns so one tile stays near TILE_FLOPS
+    cols = min(d_out, max(64, TILE_FLOPS // (2 * rows * d_in)))
     for r0 in range(0, nb * n, rows):
         r1 = min(nb * n, r0 + rows)
         for c0 in range(0, d_out, cols):
@@ -121,19 +120,25 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Scores, weights and context for one block of query rows.
 
-    q_rows [nb, H, r, d_k] (any strides); k_c, v_c [nb, Hkv, S, d_k] contiguous.
+    q_rows [nb, H, r, d_k] (any strides); k_c, v_c [nb, Hkv, S, d_k], contiguous when nb > 1.
     GQA/MQA without repeating K and V: the g query heads sharing a kv head are
     stacked along the rows, so one batched matmul per kv head serves them all.
     """
     nb, H, r, dk = q_rows.shape
     Hkv, S = k_c.shape[1], k_c.shape[2]
     g = H // Hkv
-    q_c = torch.empty(nb, H, r, dk, device=q_rows.device, dtype=q_rows.dtype)  # [nb, H, r, d_k]
-    q_c.copy_(q_rows)  # one copy of the rows in flight, laid out for the batched matmul
-    stacked = q_c.view(nb, Hkv, g * r, dk)  # [nb, Hkv, g·r, d_k]
-    scores = torch.matmul(stacked, k_c.transpose(-2, -1)).view(nb, H, r, S)  # [nb, H, r, S]
+    if nb == 1:
+        q_c = q_rows  # one element: heads and rows already form a batch of matrices, no copy
+    else:
+        q_c = torch.empty(nb, H, r, dk, device=q_rows.device, dtype=q_rows.dtype)  # [nb, H, r, d_k]
+        q_c.copy_(q_rows)  # the rows in flight, laid out for the batched matmul
+    stacked = q_c.reshape(nb * Hkv, g * r, dk)  # [nb·Hkv, g·r, d_k]
+    keys = k_c.reshape(nb * Hkv, S, dk).transpose(1, 2)  # [nb·Hkv, d_k, S], a view
+    scores = torch.empty(nb * Hkv, g * r, S, device=q_rows.device, dtype=q_rows.dtype)  # [nb·Hkv, g·r, S]
+    # scaled inside the product (alpha), as written: Q·Kᵀ / √d_k
+    scores.baddbmm_(stacked, keys, beta=0.0, alpha=scale)
+    scores = scores.view(nb, H, r, S)  # [nb, H, r, S]
     del q_c, stacked
-    scores.mul_(scale)  # scaled after the product, as written: Q·Kᵀ / √d_k
     if hidden is not None:
         scores.masked_fill_(hidden, float("-inf"))
     tick("scores")
@@ -141,6 +146,7 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
     if blind.any():  # softmax of nothing is NaN: those rows are shown as 0
         weights[:, :, torch.from_numpy(blind).to(weights.device)] = 0.0
     tick("softmax")
-    context = torch.matmul(weights.view(nb, Hkv, g * r, S), v_c).view(nb, H, r, dk)  # [nb, H, r, d_k]
+    values = v_c.reshape(nb * Hkv, S, dk)  # [nb·Hkv, S, d_k], a view
+    context = torch.bmm(weights.view(nb * Hkv, g * r, S), values).view(nb, H, r, dk)  # [nb, H, r, d_k]
     tick("weighted_sum")
     return scores, weights, context

@@ -173,7 +173,7 @@ def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool)
     T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
     inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
     projections = nb * (T * D + 2 * S * kvD)
-    kv_copies = 2 * nb * S * kvD if cfg.Hkv > 1 and S > 1 else 0  # K, V laid out head-major
+    kv_copies = 2 * nb * S * kvD if nb > 1 and cfg.Hkv > 1 and S > 1 else 0  # K, V laid out head-major
     context = nb * H * T * dk
     block_cells = nb * H * rows * S
     block_context = nb * H * rows * dk

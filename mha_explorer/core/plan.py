@@ -6,6 +6,7 @@ and ``mha-explorer shapes`` answer instantly even for sizes nobody could run.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from mha_explorer.core.config import MHAConfig
@@ -147,7 +148,9 @@ def _swap(t: tuple, i: int, j: int) -> tuple:
     return tuple(t)
 
 
+@functools.lru_cache(maxsize=16)
 def build_plan(cfg: MHAConfig) -> Plan:
+    """The plan of a config (cached: the engine, the guard and the tables all ask for it)."""
     stages = (
         _input_stage(cfg), _project_stage(cfg), *_view_and_transpose(cfg), _scores_stage(cfg),
         *_softmax_and_sum(cfg), _merge_stage(cfg), _output_stage(cfg),
