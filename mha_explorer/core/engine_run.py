@@ -128,12 +128,15 @@ class RunState:
         whole = layout.row_blocks == ((0, T),)  # one block: its context is the whole context
         ctx = None if whole else torch.empty(nb, H, T, dk, device=self.device, dtype=self.dtype)
         keep = layout.keeps(batch)
+        most = nb * H * max(r1 - r0 for r0, r1 in layout.row_blocks) * S
+        buffers = None if whole else tuple(
+            torch.empty(most, device=self.device, dtype=self.dtype) for _ in range(2))  # [cells]
         for r0, r1 in layout.row_blocks:
             self.work.check()
             hidden, blind = block_mask(spec, r0, r1, T, S, self.device)
             self.blind_rows[r0:r1] = blind
             scores, weights, context = attend_rows(qt[:, :, r0:r1], k_c, v_c, hidden, blind, scale,
-                                                   self.clock.tick)  # [nb, H, r, S|d_k]
+                                                   self.clock.tick, buffers)  # [nb, H, r, S|d_k]
             if whole:
                 ctx = context  # [nb, H, T, d_k]
             else:

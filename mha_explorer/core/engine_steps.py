@@ -117,12 +117,15 @@ def block_mask(spec: MaskSpec, r0: int, r1: int, T: int, S: int, device: str) ->
 
 def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidden: torch.Tensor | None,
                 blind: np.ndarray, scale: float, tick: Callable[[str], None],
+                buffers: tuple[torch.Tensor, torch.Tensor] | None = None,
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Scores, weights and context for one block of query rows.
 
     q_rows [nb, H, r, d_k] (any strides); k_c, v_c [nb, Hkv, S, d_k], contiguous when nb > 1.
     GQA/MQA without repeating K and V: the g query heads sharing a kv head are
     stacked along the rows, so one batched matmul per kv head serves them all.
+    ``buffers``: flat storage for scores and weights reused block after block, so
+    a long run does not map and fault fresh pages for every block.
     """
     nb, H, r, dk = q_rows.shape
     Hkv, S = k_c.shape[1], k_c.shape[2]
@@ -134,7 +137,11 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
         q_c.copy_(q_rows)  # the rows in flight, laid out for the batched matmul
     stacked = q_c.reshape(nb * Hkv, g * r, dk)  # [nb·Hkv, g·r, d_k]
     keys = k_c.reshape(nb * Hkv, S, dk).transpose(1, 2)  # [nb·Hkv, d_k, S], a view
-    scores = torch.empty(nb * Hkv, g * r, S, device=q_rows.device, dtype=q_rows.dtype)  # [nb·Hkv, g·r, S]
+    cells = nb * H * r * S
+    if buffers is None:
+        scores = torch.empty(nb * Hkv, g * r, S, device=q_rows.device, dtype=q_rows.dtype)  # [nb·Hkv, g·r, S]
+    else:
+        scores = buffers[0][:cells].view(nb * Hkv, g * r, S)  # [nb·Hkv, g·r, S]
     # scaled inside the product (alpha), as written: Q·Kᵀ / √d_k
     scores.baddbmm_(stacked, keys, beta=0.0, alpha=scale)
     scores = scores.view(nb, H, r, S)  # [nb, H, r, S]
@@ -142,7 +149,11 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
     if hidden is not None:
         scores.masked_fill_(hidden, float("-inf"))
     tick("scores")
-    weights = torch.softmax(scores, dim=-1)  # [nb, H, r, S]
+    if buffers is None:
+        weights = torch.softmax(scores, dim=-1)  # [nb, H, r, S]
+    else:
+        weights = buffers[1][:cells].view(nb, H, r, S)  # [nb, H, r, S]
+        torch.ops.aten._softmax.out(scores, -1, False, out=weights)
     if blind.any():  # softmax of nothing is NaN: those rows are shown as 0
         weights[:, :, torch.from_numpy(blind).to(weights.device)] = 0.0
     tick("softmax")
