@@ -166,7 +166,7 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     work.check()
     start = time.perf_counter()
     dtype = TORCH_DTYPES[cfg.dtype]
-    w = weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype)
+    w = weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
     layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
     state = RunState(cfg, source, device, dtype, w, layout, work, Clock(device))
     for batch in layout.batches:

@@ -150,12 +150,15 @@ def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
         host_copy = cfg.dtype != "float32" or cfg.device not in ("cpu", "auto")
     plan = build_plan(cfg)
     weights = plan.memory.weights + RUNTIME_OVERHEAD
-    full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True)
+    full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True, keeps=True)
     rows, chunk = shown_rows(cfg), chunk_rows(cfg)
     kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
-    # the element kept for display stays while the others are computed
-    kept_element = _kept_elements(cfg, 1) * 4 if cfg.batch > 1 else 0
-    windowed = weights + kept_window + kept_element + _peak(cfg, 1, chunk, host_copy, kept_whole=False)
+    # the element shown is computed with its host copies, or it is kept (float32 on the
+    # host) while another element is computed without them
+    shown_now = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=True)
+    other = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=False)
+    shown_before = _kept_elements(cfg, 1) * 4 + other if cfg.batch > 1 else 0
+    windowed = weights + kept_window + max(shown_now, shown_before)
     return Estimate(full, windowed, rows, chunk, cfg.batch * cfg.H * cfg.T * cfg.S <= FULL_DETAIL_MAX_CELLS)
 
 
@@ -166,10 +169,10 @@ def _kept_elements(cfg: MHAConfig, nb: int) -> int:
     return nb * (3 * T * D + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged + T * D)
 
 
-def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool) -> int:
+def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool, keeps: bool) -> int:
     """Bytes beyond the weights for ``nb`` batch elements computed ``rows`` query rows
     at a time: the larger of the attention block's moment and the end of the stages."""
-    e, h = cfg.elem_bytes, (4 if host_copy else 0)
+    e, h = cfg.elem_bytes, (4 if host_copy and keeps else 0)
     T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
     inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
     projections = nb * (T * D + 2 * S * kvD)
@@ -178,7 +181,7 @@ def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool)
     block_cells = nb * H * rows * S
     block_context = nb * H * rows * dk
     mask = rows * S if cfg.mask_spec.masks_anything else 0  # one bool per cell of the block
-    shown = block_cells * 2 * h if kept_whole or host_copy else 0  # host copies of the block
+    shown = block_cells * 2 * h  # host copies of the block
     # in full mode the block is the whole context; windowed mode also holds the whole one
     whole_context = 0 if kept_whole else context * e
     attention = (whole_context + kv_copies * e + mask + max(

@@ -14,6 +14,7 @@ import importlib
 import math
 import threading
 import zlib
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
@@ -69,24 +70,27 @@ def _generator(seed: int, *salt: int) -> torch.Generator:
     return g
 
 
-def fill_normal(out: torch.Tensor, generator: torch.Generator, std: float = 1.0) -> torch.Tensor:
+def fill_normal(out: torch.Tensor, generator: torch.Generator, std: float = 1.0,
+                check: Callable[[], None] | None = None) -> torch.Tensor:
     """``out`` (contiguous, CPU) filled with the numbers ``torch.randn(out.shape) * std``
-    gives, without a whole float32 temporary: float32 targets are filled in place,
-    others through float32 chunks (multiples of 16 numbers draw the same stream)."""
+    gives, a chunk at a time (chunks of a multiple of 16 numbers draw the same stream):
+    no whole float32 temporary for other dtypes, and ``check`` (which may raise
+    Cancelled) is called between chunks."""
     flat = out.view(-1)  # [numel]
-    if out.dtype == torch.float32:
-        torch.randn(flat.shape, generator=generator, out=flat)
-        return flat.mul_(std).view(out.shape) if std != 1.0 else out
     n = flat.numel()
-    buf = torch.empty(min(n, NORMAL_CHUNK + 16))
+    direct = out.dtype == torch.float32
+    buf = None if direct else torch.empty(min(n, NORMAL_CHUNK + 16))
     start = 0
     while start < n:
+        if check is not None:
+            check()
         size = NORMAL_CHUNK if n - start - NORMAL_CHUNK >= 16 else n - start  # no short tail
-        part = buf[:size]
+        part = flat[start:start + size] if direct else buf[:size]
         torch.randn(size, generator=generator, out=part)
         if std != 1.0:
             part.mul_(std)
-        flat[start:start + size].copy_(part)
+        if not direct:
+            flat[start:start + size].copy_(part)
         start += size
     return out
 
@@ -102,13 +106,15 @@ class RandomWeights:
         kv = q if not cfg.is_cross else tuple(f"s{j}" for j in range(cfg.S))
         return q, kv
 
-    def weights(self, cfg: MHAConfig, device: str, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    def weights(self, cfg: MHAConfig, device: str, dtype: torch.dtype,
+                check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
+        """``check`` is called every million numbers (a d_model of 16384 draws a billion)."""
         D, kvD = cfg.d_model, cfg.kv_dim
         shapes = {"W_Q": (D, D), "W_K": (kvD, D), "W_V": (kvD, D), "W_O": (D, D)}
         out: dict[str, torch.Tensor] = {}
         for i, (name, shape) in enumerate(shapes.items()):
             w = fill_normal(torch.empty(shape, dtype=dtype), _generator(self.seed, 1, i),
-                            WEIGHT_STD / math.sqrt(D))
+                            WEIGHT_STD / math.sqrt(D), check)
             out[name] = w.to(device)
             if cfg.bias:
                 b = fill_normal(torch.empty(shape[0], dtype=dtype), _generator(self.seed, 2, i), BIAS_STD)
@@ -154,13 +160,17 @@ class WeightCache:
     def key(cfg: MHAConfig, device: str, dtype: torch.dtype) -> tuple:
         return (cfg.weights_spec, cfg.d_model, cfg.kv_dim, cfg.H, cfg.Hkv, cfg.bias, str(dtype), device)
 
-    def get(self, source: WeightSource, cfg: MHAConfig, device: str,
-            dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    def get(self, source: WeightSource, cfg: MHAConfig, device: str, dtype: torch.dtype,
+            check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
+        """The weights for cfg; ``check`` may raise Cancelled while random ones are drawn."""
         key = self.key(cfg, device, dtype)
         with self._lock:
             if key != self._key:
                 self._key, self._weights = None, None  # free the old set first
-                self._weights = source.weights(cfg, device, dtype)
+                if isinstance(source, RandomWeights):
+                    self._weights = source.weights(cfg, device, dtype, check)
+                else:
+                    self._weights = source.weights(cfg, device, dtype)
                 self._key = key
             return self._weights
 

@@ -56,3 +56,22 @@ def test_projection_work_between_cancel_checks_stays_small(d_in, d_out, rows):
     assert out.shape == (1, rows, d_out)
     assert sum(work.between) == 2 * rows * d_in * d_out
     assert max(work.between) <= TILE_FLOPS
+
+
+def test_cancel_is_seen_while_weights_are_drawn_and_nothing_half_made_is_kept():
+    from mha_explorer.core.weights import WEIGHT_CACHE
+
+    WEIGHT_CACHE.clear()
+    c = MHAConfig(d_model=2048, n_heads=16, batch=1, seq=4, device="cpu")  # 4M numbers per matrix
+    looks = [0]
+
+    def cancel() -> bool:
+        looks[0] += 1
+        return looks[0] >= 3  # up on the third look: inside the first weight matrix
+
+    with pytest.raises(Cancelled):
+        engine.run(c, cancel=cancel)
+    assert looks[0] == 3
+    again = engine.run(c)  # the cancelled draw is not reused: the weights are whole
+    W_O = torch.from_numpy(again.weights["W_O"])
+    assert W_O.std().item() == pytest.approx(1 / c.d_model ** 0.5, rel=0.01)

@@ -75,9 +75,9 @@ def test_weights_are_reused_while_only_batch_and_length_change(monkeypatch):
     made: list[int] = []
     real = weight_sources.RandomWeights.weights
 
-    def counted(self, cfg, device, dtype):
+    def counted(self, cfg, device, dtype, *rest):
         made.append(cfg.d_model)
-        return real(self, cfg, device, dtype)
+        return real(self, cfg, device, dtype, *rest)
 
     monkeypatch.setattr(weight_sources.RandomWeights, "weights", counted)
     c = small()
