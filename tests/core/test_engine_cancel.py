@@ -45,7 +45,8 @@ class CountingWork(Work):
         self.between[-1] += flops
 
 
-@pytest.mark.parametrize("d_in,d_out,rows", [(16384, 16384, 2048), (4096, 1024, 8192), (64, 64, 100_000)])
+@pytest.mark.parametrize("d_in,d_out,rows", [(16384, 16384, 2048), (65536, 65536, 4096), (4096, 1024, 8192),
+                                             (64, 64, 100_000)])
 def test_projection_work_between_cancel_checks_stays_small(d_in, d_out, rows):
     """At the largest sizes the guard accepts (d_model 16384, T 2048) one projection is
     137 GFLOP; computed on the meta device, only the tiling is exercised."""
