@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from mha_explorer.core.config import ConfigError
 from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.core.specs import MaskSpec
 from mha_explorer.core.trace import Cancelled
@@ -90,7 +91,7 @@ def add_positions(x: torch.Tensor, cfg, first_row: int = 0) -> torch.Tensor:
     The hook for sinusoidal and learned positions; "none" returns X unchanged.
     """
     if cfg.positions_spec.added_to_input:
-        raise NotImplementedError(f"positions {cfg.positions!r} are not computed by this engine yet")
+        raise ConfigError("positions", f"positions {cfg.positions!r} are not computed yet; use none")
     return x
 
 
@@ -100,7 +101,7 @@ def rotate_qk(q: torch.Tensor, k: torch.Tensor, cfg) -> tuple[torch.Tensor, torc
     The hook for RoPE; "none" returns them unchanged.
     """
     if cfg.positions_spec.rotates_qk:
-        raise NotImplementedError(f"positions {cfg.positions!r} are not computed by this engine yet")
+        raise ConfigError("positions", f"positions {cfg.positions!r} are not computed yet; use none")
     return q, k
 
 

@@ -107,3 +107,10 @@ def test_positions_none_leaves_the_layer_unchanged():
     c = MHAConfig(d_model=8, n_heads=2, seq=3)
     assert add_positions(x, c) is x
     assert rotate_qk(q, k, c) == (q, k)
+
+
+@pytest.mark.parametrize("kind", ["sinusoidal", "learned", "rope"])
+def test_positions_not_computed_yet_are_a_config_error_not_a_silent_skip(kind):
+    with pytest.raises(ConfigError) as info:
+        engine.run(small(positions=kind))
+    assert info.value.field == "positions"
