@@ -91,16 +91,17 @@ def _options(args: argparse.Namespace) -> dict:
 
 
 def lab_report(task: str, runs, ablations, prunings) -> dict:
-    """The JSON document of a sweep (the schema ``--json`` prints)."""
+    """The JSON document of a sweep (the schema ``--json`` prints); ablations and prunings
+    are empty when not asked for, else one per run."""
     return {
         "task": task,
         "runs": [{"heads": r.spec.heads, "final_accuracy": r.final_accuracy, "steps_to_95": r.steps_to_goal,
                   "curve": [[s, lo, a] for s, lo, a in r.curve], "entropy_bits": r.final_entropy}
                  for r in runs],
         "ablation": [{"heads": r.spec.heads, "head": i, "accuracy_drop": d}
-                     for r, ab in zip(runs, ablations, strict=True) for i, d in enumerate(ab.drops)],
+                     for r, ab in zip(runs, ablations, strict=False) for i, d in enumerate(ab.drops)],
         "pruning": [{"heads": r.spec.heads, "removed": k, "accuracy": a}
-                    for r, pr in zip(runs, prunings, strict=True) for k, a in enumerate(pr.accuracy)],
+                    for r, pr in zip(runs, prunings, strict=False) for k, a in enumerate(pr.accuracy)],
     }
 
 
