@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
+from mha_explorer.core.lab.files import RunFileError, refuse_links, write_atomic
 from mha_explorer.core.lab.model import LabModel, LabModelSpec
 from mha_explorer.core.lab.train import LabRun, TrainSettings
 
@@ -25,34 +25,8 @@ META_FILE = "run.json"
 FORMAT = "mha-explorer-lab-run/1"
 
 
-class RunFileError(ValueError):
-    """A run folder that cannot be written or read; the message is one line for a person."""
-
-
-def _refuse_links(path: Path) -> None:
-    if path.is_symlink():
-        raise RunFileError(f"{path} is a symbolic link; lab runs are never written or read through one")
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder."""
-    _refuse_links(path.parent)
-    _refuse_links(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _read(path: Path) -> bytes:
-    _refuse_links(path.parent)
+    refuse_links(path.parent)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -66,7 +40,7 @@ def _read(path: Path) -> bytes:
 def save_run(run: LabRun, folder: str | os.PathLike, extra: dict | None = None) -> Path:
     """Write ``run`` (and ``extra``, e.g. ablation results) into ``folder``, made if missing."""
     folder = Path(folder)
-    _refuse_links(folder)
+    refuse_links(folder)
     if folder.exists() and not folder.is_dir():
         raise RunFileError(f"{folder} is not a folder")
     folder.mkdir(parents=True, exist_ok=True)

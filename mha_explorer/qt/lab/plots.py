@@ -1,0 +1,103 @@
+"""The lab's plots and map grid: pyqtgraph items created once, refreshed with new
+numpy data (setData / setImage), never rebuilt per update."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+# Okabe-Ito colours, readable for colour-blind eyes; one per head count of the sweep
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+
+
+def color_for(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+class CurvePlot(pg.PlotWidget):
+    """Named curves overlaid on one plot; ``set_curve`` adds or refreshes one."""
+
+    def __init__(self, title: str, x_label: str, y_label: str, parent: QWidget | None = None,
+                 y_range: tuple[float, float] | None = None):
+        super().__init__(parent=parent)
+        self.setBackground(None)
+        self.setTitle(title)
+        self.setLabel("bottom", x_label)
+        self.setLabel("left", y_label)
+        self.showGrid(x=True, y=True, alpha=0.25)
+        self.addLegend(offset=(-10, 10))
+        if y_range is not None:
+            self.setYRange(*y_range, padding=0.02)
+        self._curves: dict[str, pg.PlotDataItem] = {}
+
+    def set_curve(self, name: str, x: np.ndarray, y: np.ndarray, color: str, symbol: str | None = None):
+        curve = self._curves.get(name)
+        if curve is None:
+            curve = self.plot(name=name, pen=pg.mkPen(color, width=2), symbol=symbol,
+                              symbolBrush=color, symbolSize=6)
+            self._curves[name] = curve
+        curve.setData(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+        return curve
+
+    def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Every curve's x and y (for export)."""
+        return {name: c.getData() for name, c in self._curves.items()}
+
+    def clear_curves(self) -> None:
+        for curve in self._curves.values():
+            self.removeItem(curve)
+        legend = self.plotItem.legend
+        if legend is not None:
+            legend.clear()
+        self._curves.clear()
+
+
+class MapGrid(pg.GraphicsLayoutWidget):
+    """Attention maps in a grid, one per head: query rows down, keys across, labelled
+    with the evaluation sample's tokens. Colours 0..1 with a fixed scale, so maps
+    refreshed during training compare frame to frame."""
+
+    COLUMNS = 4
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent=parent)
+        self.setBackground(None)
+        self._cells: list[tuple[pg.PlotItem, pg.ImageItem]] = []
+        self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
+        self._labels: list[str] | None = None
+
+    def show_maps(self, maps: np.ndarray, titles: list[str], labels: list[str] | None = None) -> None:
+        """``maps`` float [n, T, T]; the cells are reused when the count is unchanged."""
+        if len(self._cells) != len(maps) or labels != self._labels:
+            self._build(len(maps), maps.shape[-1], labels)
+        for (plot, image), data, title in zip(self._cells, maps, titles, strict=True):
+            # ImageItem reads [x, y]: the transpose puts keys across and queries down
+            image.setImage(np.ascontiguousarray(data.T, dtype=np.float32), levels=(0.0, 1.0))
+            plot.setTitle(title, size="9pt")
+        self._labels = labels
+
+    def _build(self, count: int, T: int, labels: list[str] | None) -> None:
+        self.clear()
+        self._cells.clear()
+        self._labels = labels
+        # cell i spans [i, i + 1): a label sits at its middle
+        ticks = [[(i + 0.5, t) for i, t in enumerate(labels)]] if labels else None
+        for i in range(count):
+            plot = self.addPlot(row=i // self.COLUMNS, col=i % self.COLUMNS)
+            plot.setMouseEnabled(False, False)
+            plot.hideButtons()
+            plot.invertY(True)
+            plot.setAspectLocked(True)
+            image = pg.ImageItem(axisOrder="col-major")
+            image.setLookupTable(self._lut)
+            plot.addItem(image)
+            plot.setRange(xRange=(0, T), yRange=(0, T), padding=0)
+            plot.disableAutoRange()
+            if ticks:
+                plot.getAxis("bottom").setTicks(ticks)
+                plot.getAxis("left").setTicks(ticks)
+            self._cells.append((plot, image))
+
+    def cell_count(self) -> int:
+        return len(self._cells)
