@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableWidget,
     QTabWidget,
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.lab.tasks import TASKS, sample_text
 from mha_explorer.qt.lab import tables
-from mha_explorer.qt.lab.plots import CurvePlot, MapGrid, color_for
+from mha_explorer.qt.lab.plots import CurvePlot, MapGrid, StaggeredRefresh, color_for
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
 
 SWEEP_HEADS = "1,2,4,8,16"
@@ -55,6 +54,7 @@ class LabPage(QWidget):
         self._running = False
         self._stage_after_save = False
         self._ready = False  # torch loaded on the worker thread
+        self._refresh = StaggeredRefresh(self)
         self._build_controls()
         self._build_views()
         self._start_worker()
@@ -69,11 +69,11 @@ class LabPage(QWidget):
         self.explanation = QLabel(wordWrap=True)
         self.sample = QLabel()
         self.sample.setStyleSheet("font-family: monospace")
-        self.heads = self._spin(1, 64, 4)
+        self.heads = tables.spin_box(1, 64, 4)
         self.sweep_heads = QLineEdit(SWEEP_HEADS)
-        self.d_model = self._spin(8, 1024, 256)
-        self.steps = self._spin(10, 100_000, 200)
-        self.seed = self._spin(0, 2**31 - 1, 0)
+        self.d_model = tables.spin_box(8, 1024, 256)
+        self.steps = tables.spin_box(10, 100_000, 200)
+        self.seed = tables.spin_box(0, 2**31 - 1, 0)
         self.analyse = QCheckBox("ablate and prune after training", checked=True)
         self.train_button, self.sweep_button = QPushButton("Train"), QPushButton("Sweep")
         self.pause_button, self.cancel_button = QPushButton("Pause", checkable=True), QPushButton("Cancel")
@@ -83,15 +83,11 @@ class LabPage(QWidget):
         self.error.setStyleSheet("color: #B00020")
         self.progress = QLabel()
         form = QFormLayout()
-        form.addRow("Task", self.task)
-        form.addRow(self.explanation)
-        form.addRow("Sample", self.sample)
-        form.addRow("Heads (Train)", self.heads)
-        form.addRow("Head counts (Sweep)", self.sweep_heads)
-        form.addRow("d_model", self.d_model)
-        form.addRow("Steps", self.steps)
-        form.addRow("Seed", self.seed)
-        form.addRow(self.analyse)
+        for label, widget in (("Task", self.task), ("", self.explanation), ("Sample", self.sample),
+                              ("Heads (Train)", self.heads), ("Head counts (Sweep)", self.sweep_heads),
+                              ("d_model", self.d_model), ("Steps", self.steps), ("Seed", self.seed),
+                              ("", self.analyse)):
+            form.addRow(label, widget)
         self.controls = QWidget()
         box = QVBoxLayout(self.controls)
         box.addLayout(form)
@@ -113,13 +109,6 @@ class LabPage(QWidget):
         self.load_button.clicked.connect(self._load)
         self.export_button.clicked.connect(self._export)
         self.stage_button.clicked.connect(self._open_in_stage_view)
-
-    @staticmethod
-    def _spin(low: int, high: int, value: int) -> QSpinBox:
-        spin = QSpinBox()
-        spin.setRange(low, high)
-        spin.setValue(value)
-        return spin
 
     def _build_views(self) -> None:
         self.loss_plot = CurvePlot("Training loss", "step", "cross-entropy")
@@ -313,12 +302,16 @@ class LabPage(QWidget):
             for key in ("step", "loss", "accuracy", "entropy"):
                 live[key].append(event[key])
         color, name = color_for(self._order.index(heads) if heads in self._order else 0), f"h={heads}"
-        self.loss_plot.set_curve(name, live["step"], live["loss"], color)
-        self.accuracy_plot.set_curve(name, live["step"], live["accuracy"], color)
-        self._draw_entropy(np.array(live["step"]), np.array(live["entropy"]))
+        steps = np.array(live["step"])
+        # one plot per event-loop turn: each repaints alone, so no turn holds the loop long
+        self._refresh.schedule("loss", lambda: self.loss_plot.set_curve(name, steps, live["loss"], color))
+        self._refresh.schedule("accuracy", lambda: self.accuracy_plot.set_curve(
+            name, steps, live["accuracy"], color))
+        self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, np.array(live["entropy"])))
         if event["maps"] is not None:
             maps = event["maps"].reshape(-1, *event["maps"].shape[-2:])  # [layers * H, T, T]
-            self.maps.show_maps(maps, [f"h={heads} head {i}" for i in range(len(maps))], event["labels"])
+            titles = [f"h={heads} head {i}" for i in range(len(maps))]
+            self._refresh.schedule("maps", lambda: self.maps.show_maps(maps, titles, event["labels"]))
         self.progress.setText(f"{name}: step {event['step']} of {event['steps']}, "
                               f"held-out accuracy {event['accuracy']:.1%}")
 
@@ -334,14 +327,17 @@ class LabPage(QWidget):
         if heads not in self._order:
             self._order.append(heads)
         color = color_for(self._order.index(heads))
-        curve = summary["curve"]
-        self.loss_plot.set_curve(f"h={heads}", curve[:, 0], curve[:, 1], color)
-        self.accuracy_plot.set_curve(f"h={heads}", curve[:, 0], curve[:, 2], color)
-        pr = summary.get("pruning")
+        curve, pr, name = summary["curve"], summary.get("pruning"), f"h={heads}"
+        later = self._refresh.schedule
+        later(f"loss {name}", lambda: self.loss_plot.set_curve(name, curve[:, 0], curve[:, 1], color))
+        later(f"accuracy {name}", lambda: self.accuracy_plot.set_curve(name, curve[:, 0], curve[:, 2], color))
         if pr:
-            acc = pr["accuracy"]
-            self.pruning_plot.set_curve(f"h={heads}", np.arange(len(acc)), acc, color, symbol="o")
-        tables.fill_comparison(self.comparison, self._summaries)
+            later(f"pruning {name}", lambda: self.pruning_plot.set_curve(
+                name, np.arange(len(pr["accuracy"])), pr["accuracy"], color, symbol="o"))
+        later(f"table {name}", lambda: tables.fill_comparison(self.comparison, self._summaries))
+        later(f"selected {name}", lambda: self._add_shown_run(heads))
+
+    def _add_shown_run(self, heads: int) -> None:
         self.shown_run.addItem(f"{heads} head{'s' if heads > 1 else ''}", heads)
         self.shown_run.setCurrentIndex(self.shown_run.count() - 1)
 
@@ -372,11 +368,11 @@ class LabPage(QWidget):
 
     @Slot()
     def _on_finished(self) -> None:
-        self._done("finished")
+        self._refresh.schedule("done", lambda: self._done("finished"))  # after the results are drawn
 
     @Slot()
     def _on_cancelled(self) -> None:
-        self._done("cancelled")
+        self._refresh.schedule("done", lambda: self._done("cancelled"))
 
     def _done(self, how: str) -> None:
         self._set_running(False)

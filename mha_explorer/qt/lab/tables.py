@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QSpinBox, QTableWidget, QTableWidgetItem
 
 from mha_explorer.qt.lab.export import summary_tables
 
@@ -48,3 +48,10 @@ def pruning_answer(heads: int, pruning: dict) -> str:
     survivors = ", ".join(map(str, pruning["survivors"])) or "none"
     return (f"{heads} heads: {k} of {total} can be removed before held-out accuracy drops more than "
             f"1 point (from {pruning['accuracy'][0]:.1%}); survivors: {survivors}")
+
+
+def spin_box(low: int, high: int, value: int) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setValue(value)
+    return spin
