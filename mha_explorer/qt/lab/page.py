@@ -316,10 +316,10 @@ class LabPage(QWidget):
                               f"held-out accuracy {event['accuracy']:.1%}")
 
     def _draw_entropy(self, steps: np.ndarray, bits: np.ndarray) -> None:
-        if len(self.entropy_plot.curve_data()) != (bits.shape[1] if bits.ndim == 2 else 0):
-            self.entropy_plot.clear_curves()  # another run: other heads
-        for i in range(bits.shape[1] if bits.ndim == 2 else 0):
-            self.entropy_plot.set_curve(f"head {i}", steps, bits[:, i], color_for(i))
+        n = bits.shape[1] if bits.ndim == 2 else 0
+        if not self.entropy_plot.set_family(steps, bits.T, [f"head {i}" for i in range(n)],
+                                            [color_for(i) for i in range(n)]):
+            self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, bits))
 
     @Slot(int, object)
     def _on_run_finished(self, heads: int, summary: dict) -> None:

@@ -19,6 +19,8 @@ def color_for(index: int) -> str:
 class CurvePlot(pg.PlotWidget):
     """Named curves overlaid on one plot; ``set_curve`` adds or refreshes one."""
 
+    NEW_CURVES_PER_CALL = 4  # a legend entry and curve each: 16 at once held the loop too long
+
     def __init__(self, title: str, x_label: str, y_label: str, parent: QWidget | None = None,
                  y_range: tuple[float, float] | None = None):
         super().__init__(parent=parent)
@@ -31,6 +33,7 @@ class CurvePlot(pg.PlotWidget):
         if y_range is not None:
             self.setYRange(*y_range, padding=0.02)
         self._curves: dict[str, pg.PlotDataItem] = {}
+        self._family = 0
 
     def set_curve(self, name: str, x: np.ndarray, y: np.ndarray, color: str, symbol: str | None = None):
         curve = self._curves.get(name)
@@ -40,6 +43,17 @@ class CurvePlot(pg.PlotWidget):
             self._curves[name] = curve
         curve.setData(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
         return curve
+
+    def set_family(self, x: np.ndarray, ys: np.ndarray, names: list[str], colors: list[str]) -> bool:
+        """Curves ys [n, points] that belong together (one per head); a different n starts
+        over. New curves are added a few per call; returns True once all are drawn."""
+        if len(names) != self._family:
+            self.clear_curves()
+            self._family = len(names)
+        upto = min(len(names), len(self._curves) + self.NEW_CURVES_PER_CALL)
+        for i in range(upto):
+            self.set_curve(names[i], x, ys[i], colors[i])
+        return upto == len(names)
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Every curve's x and y (for export)."""
@@ -60,6 +74,8 @@ class MapGrid(pg.GraphicsLayoutWidget):
     refreshed during training compare frame to frame."""
 
     COLUMNS = 4
+    NEW_CELLS_PER_TURN = 2
+    TURN_MS = 4
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent=parent)
@@ -67,38 +83,49 @@ class MapGrid(pg.GraphicsLayoutWidget):
         self._cells: list[tuple[pg.PlotItem, pg.ImageItem]] = []
         self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
         self._labels: list[str] | None = None
+        self._shape: tuple[int, int] = (0, 0)
+        self._later: tuple | None = None  # maps still waiting for cells
 
     def show_maps(self, maps: np.ndarray, titles: list[str], labels: list[str] | None = None) -> None:
-        """``maps`` float [n, T, T]; the cells are reused when the count is unchanged."""
-        if len(self._cells) != len(maps) or labels != self._labels:
-            self._build(len(maps), maps.shape[-1], labels)
-        for (plot, image), data, title in zip(self._cells, maps, titles, strict=True):
+        """``maps`` float [n, T, T]. Cells are reused while n, T and the labels stay; new
+        cells are built a few per event-loop turn (16 at once held the loop ~250 ms)."""
+        shape = (len(maps), maps.shape[-1])
+        if shape != self._shape or labels != self._labels:
+            self.clear()
+            self._cells.clear()
+            self._shape, self._labels = shape, labels
+        missing = shape[0] - len(self._cells)
+        for _ in range(min(missing, self.NEW_CELLS_PER_TURN)):
+            self._add_cell(len(self._cells), shape[1], labels)
+        if missing > self.NEW_CELLS_PER_TURN:
+            self._later = (maps, titles, labels)
+            QTimer.singleShot(self.TURN_MS, self._continue)
+        for (plot, image), data, title in zip(self._cells, maps, titles, strict=False):
             # ImageItem reads [x, y]: the transpose puts keys across and queries down
             image.setImage(np.ascontiguousarray(data.T, dtype=np.float32), levels=(0.0, 1.0))
             plot.setTitle(title, size="9pt")
-        self._labels = labels
 
-    def _build(self, count: int, T: int, labels: list[str] | None) -> None:
-        self.clear()
-        self._cells.clear()
-        self._labels = labels
-        # cell i spans [i, i + 1): a label sits at its middle
-        ticks = [[(i + 0.5, t) for i, t in enumerate(labels)]] if labels else None
-        for i in range(count):
-            plot = self.addPlot(row=i // self.COLUMNS, col=i % self.COLUMNS)
-            plot.setMouseEnabled(False, False)
-            plot.hideButtons()
-            plot.invertY(True)
-            plot.setAspectLocked(True)
-            image = pg.ImageItem(axisOrder="col-major")
-            image.setLookupTable(self._lut)
-            plot.addItem(image)
-            plot.setRange(xRange=(0, T), yRange=(0, T), padding=0)
-            plot.disableAutoRange()
-            if ticks:
-                plot.getAxis("bottom").setTicks(ticks)
-                plot.getAxis("left").setTicks(ticks)
-            self._cells.append((plot, image))
+    def _continue(self) -> None:
+        if self._later is not None:
+            later, self._later = self._later, None
+            self.show_maps(*later)
+
+    def _add_cell(self, i: int, T: int, labels: list[str] | None) -> None:
+        plot = self.addPlot(row=i // self.COLUMNS, col=i % self.COLUMNS)
+        plot.setMouseEnabled(False, False)
+        plot.hideButtons()
+        plot.invertY(True)
+        plot.setAspectLocked(True)
+        image = pg.ImageItem(axisOrder="col-major")
+        image.setLookupTable(self._lut)
+        plot.addItem(image)
+        plot.setRange(xRange=(0, T), yRange=(0, T), padding=0)
+        plot.disableAutoRange()
+        if labels:
+            ticks = [[(j + 0.5, t) for j, t in enumerate(labels)]]  # cell j spans [j, j + 1)
+            plot.getAxis("bottom").setTicks(ticks)
+            plot.getAxis("left").setTicks(ticks)
+        self._cells.append((plot, image))
 
     def cell_count(self) -> int:
         return len(self._cells)
