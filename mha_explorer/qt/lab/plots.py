@@ -19,7 +19,7 @@ def color_for(index: int) -> str:
 class CurvePlot(pg.PlotWidget):
     """Named curves overlaid on one plot; ``set_curve`` adds or refreshes one."""
 
-    NEW_CURVES_PER_CALL = 4  # a legend entry and curve each: 16 at once held the loop too long
+    NEW_CURVES_PER_CALL = 2  # a legend entry and curve each: 16 at once held the loop too long
 
     def __init__(self, title: str, x_label: str, y_label: str, parent: QWidget | None = None,
                  y_range: tuple[float, float] | None = None):
@@ -74,7 +74,7 @@ class MapGrid(pg.GraphicsLayoutWidget):
     refreshed during training compare frame to frame."""
 
     COLUMNS = 4
-    NEW_CELLS_PER_TURN = 2
+    NEW_CELLS_PER_TURN = 1
     TURN_MS = 4
 
     def __init__(self, parent: QWidget | None = None):

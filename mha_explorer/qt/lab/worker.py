@@ -99,9 +99,15 @@ class LabWorker(QObject):
     @Slot()
     def warm_up(self) -> None:
         """Import torch and the lab now, on this thread, so the first Train starts at once
-        (an import holds the interpreter lock; better before anyone is watching curves)."""
+        (imports and first calls hold the interpreter lock; better before anyone watches curves)."""
         try:
-            import mha_explorer.core.lab.analysis  # noqa: F401 - imports torch
+            from mha_explorer.core.lab.model import LabModelSpec
+            from mha_explorer.core.lab.train import TrainSettings, train
+
+            # a two-step run of a tiny model: torch's first forward, backward and optimiser
+            # step initialise lazily, holding the interpreter lock for a few hundred ms
+            train(LabModelSpec(vocab=2, n=2, d_model=4, heads=1),
+                  TrainSettings(steps=2, batch=2, eval_every=1, eval_size=2))
         except Exception as exc:  # noqa: BLE001 - a broken torch install must not kill the window
             self.failed.emit(f"could not load torch: {exc}")
         else:
