@@ -124,3 +124,29 @@ def test_bad_model_shapes_are_refused():
         LabModelSpec(task="nope")
     with pytest.raises(ValueError, match="steps"):
         TrainSettings(steps=0)
+
+
+def test_pause_holds_training_and_cancel_ends_it_while_paused():
+    from mha_explorer.core.trace import Cancelled
+
+    spec = LabModelSpec(task="copy", vocab=4, n=2, d_model=8, heads=2)
+    polls, events = [], []
+
+    def cancel() -> bool:
+        polls.append(1)
+        return len(polls) > 3  # asked before the first step and while paused
+
+    with pytest.raises(Cancelled):
+        train(spec, TrainSettings(steps=5, batch=4, eval_every=1, eval_size=4),
+              progress=events.append, pause=lambda: True, cancel=cancel)
+    assert events == []  # paused from the start: not one step was trained
+
+
+def test_progress_reports_every_evaluation_with_maps_when_asked():
+    spec = LabModelSpec(task="copy", vocab=4, n=2, d_model=8, heads=2)
+    events = []
+    run = train(spec, TrainSettings(steps=6, batch=4, eval_every=2, eval_size=4),
+                progress=events.append, maps_every=2)
+    assert [e.step for e in events] == [2, 4, 6] == [p[0] for p in run.curve]
+    assert events[0].maps is None and events[1].maps.shape == (1, 2, 4, 4) and events[2].maps is not None
+    assert [e.accuracy for e in events] == [p[2] for p in run.curve]
