@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mha_explorer import cli_lab
+from mha_explorer.cli import lab as cli_lab
 from mha_explorer.core.lab.store import load_run
 
 

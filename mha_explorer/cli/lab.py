@@ -22,6 +22,9 @@ MAX_D_MODEL = 4096
 MAX_STEPS = 1_000_000
 
 
+NAME = "lab"
+
+
 class LabUsageError(ValueError):
     pass
 
@@ -176,3 +179,6 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"could not write to {opts['out']}: {getattr(exc, 'strerror', None) or exc}")
     print(json.dumps(report) if args.lab_json else format_table(report, prunings))
     return 0
+
+
+register = add_parser  # the cli package's name for adding the subparser
