@@ -22,7 +22,9 @@ from mha_explorer.core.positions_stages import rope_stage, sinusoidal_stage
 def stage_list(cfg: MHAConfig, mha_stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
     """The stages to show for ``cfg``, given the plain MHA/GQA/MQA ones."""
     if cfg.mla:
-        return mla_stages(cfg)
+        latent = mla_stages(cfg)  # input first; positions added to X come right after it
+        added = sinusoidal_stage(cfg)
+        return latent if added is None else (latent[0], added, *latent[1:])
     out: list[Stage] = []
     for stage in mha_stages:
         out.append(stage)
