@@ -16,7 +16,7 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.mla_plan import MLA_FIELDS
 
 ATTENTION_CHOICES = ("mha", "gqa", "mqa", "mla")
-POSITION_CHOICES = ("none", "sinusoidal", "rope")
+POSITION_CHOICES = ("none", "sinusoidal", "learned", "rope")
 
 # flag dest -> config field
 _MLA_FLAGS = {"kv_lora_rank": "kv_lora_rank", "q_lora_rank": "q_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
@@ -62,7 +62,8 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
     add("--global-tokens", type=_whole, metavar="N",
         help="the first N tokens see and are seen by every token (with --window or --stride)")
     add("--positions", choices=POSITION_CHOICES,
-        help="none, sinusoidal (added to X) or rope (turns Q and K after the split into heads)")
+        help="none, sinusoidal or learned (added to X; learned is a seeded random table with random "
+        "weights), or rope (turns Q and K after the split into heads)")
 
 
 def variant_changes(args: argparse.Namespace) -> dict[str, Any]:
