@@ -193,9 +193,8 @@ def build_plan(cfg: MHAConfig) -> Plan:
         from mha_explorer.core.mla_plan import mla_dims
 
         m = mla_dims(cfg)
-        dims = {"B": B, "T": T, "S": S, "D": cfg.d_model, "H": cfg.H, "r_kv": m.kv_lora_rank,
-                **({"r_q": m.q_lora_rank} if m.q_lora_rank is not None else {}),
-                "d_n": m.nope, "d_r": m.rope, "d_v": m.v}
+        dims.update({"r_kv": m.kv_lora_rank, **({"r_q": m.q_lora_rank} if m.q_lora_rank is not None else {}),
+                     "d_n": m.nope, "d_r": m.rope, "d_v": m.v})  # beside the MHA ones views still read
     return Plan(cfg, stages, params, memory, dims)
 
 
