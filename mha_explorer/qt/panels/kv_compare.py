@@ -26,7 +26,7 @@ from mha_explorer.core.presets import PRESETS
 from mha_explorer.core.units import format_bytes
 
 COLUMNS = ("Variant", "Setting", "Per token (formula)", "Per token", "Tokens cached", "Per sequence",
-           "Per batch", "Whole model", "vs MHA", "Per sequence against MHA")
+           "Per batch", "Whole model", "vs MHA", "Per sequence vs MHA")
 BAR_CELLS = 10  # characters of the text bar at 100 %
 EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -43,7 +43,7 @@ def row_texts(row: KVRow, mha: KVRow) -> tuple[str, ...]:
     share = row.per_sequence / mha.per_sequence if mha.per_sequence else 0.0
     return (row.variant, row.setting, row.formula, format_bytes(row.per_token), f"{row.tokens:,}",
             format_bytes(row.per_sequence), format_bytes(row.per_batch), format_bytes(row.whole_model),
-            f"{row.ratio(mha):.3g}×", text_bar(share) + f" {share:.3g}×")
+            f"{row.ratio(mha):.3g}×", f"{text_bar(share)} {share:.3g}×")
 
 
 def text_bar(share: float, cells: int = BAR_CELLS) -> str:
@@ -66,6 +66,7 @@ class KVCompareTable(QWidget):
         self.table = QTableWidget(0, len(COLUMNS), objectName="kv_compare_table")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)  # the bar column keeps its bar and its number on one line
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
