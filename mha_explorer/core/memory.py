@@ -212,9 +212,10 @@ def _positions_extra(cfg: MHAConfig) -> int:
 
 
 def _latent_estimate(cfg: MHAConfig, plan, weights: int, host_copy: bool) -> Estimate:
-    """Latent attention runs whole: every stage's tensor of the naive form (the plan's
-    activations), the joint [c_KV | k_rope] projection before its norm, the transient
-    copies of the scores (scale, mask, softmax), the mask and the float32 host copies."""
+    """Latent attention runs whole: the weights as they are drawn, every stage's tensor of the
+    naive form (the plan's activations), the joint [c_KV | k_rope] projection before its norm,
+    the transient copies of the scores (scale, mask, softmax), the mask and the float32 host
+    copies. Checked against the peak RSS growth of real runs (benchmarks/bench_variants_memory.py)."""
     from mha_explorer.core.mla_plan import mla_dims
 
     m, e = mla_dims(cfg), cfg.elem_bytes
@@ -225,5 +226,9 @@ def _latent_estimate(cfg: MHAConfig, plan, weights: int, host_copy: bool) -> Est
     joint = B * S * m.cached_width * e
     transient = 2 * cells * e + B * H * S * m.rope * e  # scores copies; k_rope expanded in the cat
     mask = 2 * T * S if cfg.mask_spec.masks_anything else 0
-    full = weights + _positions_extra(cfg) + acts + host + joint + transient + mask
+    # the weights are drawn in float32 one matrix at a time (randn, then scaled: two of the
+    # largest alive at once) and cast afterwards (the float32 set and the cast one together)
+    largest = max(t.count for t in plan.params.terms)
+    drawing = largest * 4 + (plan.params.total * 4 if cfg.dtype != "float32" else 0)
+    full = weights + drawing + _positions_extra(cfg) + acts + host + joint + transient + mask
     return Estimate(full, full, T, T, cells <= FULL_DETAIL_MAX_CELLS)
