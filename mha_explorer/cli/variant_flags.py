@@ -107,9 +107,10 @@ def check_attention_choice(args: argparse.Namespace, cfg: MHAConfig) -> None:
     attention = getattr(args, "attention", None)
     if attention is not None and cfg.variant.lower() != attention:
         fixes = [h for h in range(2, cfg.H) if cfg.H % h == 0][:3]
+        advice = (f"give --kv-heads {' or '.join(map(str, fixes))}" if fixes else
+                  f"{cfg.H} heads have no divisor between 1 and {cfg.H}, so no grouping; "
+                  "use --attention mha or mqa, or another head count")
         raise ConfigError(
             "n_kv_heads", f"--attention {attention} but the layer is {cfg.variant} with {cfg.Hkv} "
-            f"key/value heads; give --kv-heads " + (" or ".join(map(str, fixes)) if fixes else
-                                                    "a divisor of the heads between 1 and H"),
-            [{"n_kv_heads": h} for h in fixes],
+            f"key/value heads; {advice}", [{"n_kv_heads": h} for h in fixes],
         )
