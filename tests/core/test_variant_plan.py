@@ -61,3 +61,17 @@ def test_the_plan_carries_the_window_bound_cache_and_mla_counts():
     assert lite.params.total == 13_763_072
     assert lite.stage("kv_compress").tensor("c_KV").shape == (1, 4, 512)
     assert lite.to_dict()["mla"]["absorbed_flops"] > 0
+
+
+def test_an_edit_that_changes_the_stage_list_keeps_a_stage_doing_the_same_job():
+    from mha_explorer.core.variant_plan import carry_stage
+
+    mha = build_plan(MHAConfig()).stage_ids
+    latent = build_plan(MHAConfig(mla=True, positions="rope")).stage_ids
+    assert carry_stage("softmax", latent) == "softmax"  # in both lists
+    assert carry_stage("project", latent) == "q_project"
+    assert carry_stage("transpose", latent) == "heads"
+    assert carry_stage("kv_expand", mha) == "project"
+    assert carry_stage("rope", mha) == "transpose"  # RoPE switched off
+    assert carry_stage("positions", mha) == "input"
+    assert carry_stage("nonsense", mha) == "input"
