@@ -21,6 +21,15 @@ from mha_explorer.core.plan import STAGE_IDS, Stage
 from mha_explorer.core.units import format_bytes
 
 MIN_SIDE, MAX_SIDE = 24.0, 150.0  # block sides in pixels, the log of the size in between
+# latent attention's dims drawn in the colour of their MHA relative: the latents (what is
+# cached, like Hkv's keys) in Hkv's, the per-head widths in d_k's
+DIM_ALIASES = {"r_kv": "Hkv", "r_q": "Hkv", "d_n": "d_k", "d_r": "d_k", "d_v": "d_k",
+               "d_n+d_r": "d_k", "H·(d_n+d_r)": "D", "H·(d_n+d_v)": "D", "H·d_v": "D", "H·r_kv": "D",
+               "(r_kv+d_r)": "Hkv", "1": "Hkv"}
+
+
+def chip_color(dim: str) -> str:
+    return dim_color(DIM_ALIASES.get(dim, dim))
 
 
 @dataclass(frozen=True)
@@ -112,7 +121,7 @@ class GenericStageView(QWidget):
             w = max(block.width, 90.0)
             if x + w > self.width() - 10 and x > 14:
                 x, top, row_height = 14.0, top + row_height + 16, 0.0
-            fill = QColor(dim_color(block.chips[-1][0]) if block.chips else "#7F7F7F")
+            fill = QColor(chip_color(block.chips[-1][0]) if block.chips else "#7F7F7F")
             fill.setAlpha(70 if block.allocates else 25)
             pen = QPen(text, 1.5, Qt.PenStyle.SolidLine if block.allocates else Qt.PenStyle.DashLine)
             p.setPen(pen)
@@ -129,9 +138,9 @@ class GenericStageView(QWidget):
                 cw = QFontMetrics(chip_font).horizontalAdvance(label) + 8
                 chip = QRectF(cx, cy, cw, 14)
                 p.setPen(Qt.PenStyle.NoPen)
-                p.setBrush(QColor(dim_color(dim)))
+                p.setBrush(QColor(chip_color(dim)))
                 p.drawRoundedRect(chip, 4, 4)
-                p.setPen(QColor(ink_on(dim_color(dim))))
+                p.setPen(QColor(ink_on(chip_color(dim))))
                 p.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
                 cx += cw + 3
             p.setPen(text)
