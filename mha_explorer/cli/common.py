@@ -8,6 +8,7 @@ import functools
 import sys
 from typing import Any
 
+from mha_explorer.cli.variant_flags import add_variant_flags, check_attention_choice, variant_changes
 from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
 from mha_explorer.core.edits import apply_edits
 from mha_explorer.core.presets import get_preset
@@ -63,6 +64,7 @@ def add_config_flags(p: argparse.ArgumentParser, inherit: bool = False) -> None:
     add("--device", choices=DEVICES,
         help="where torch computes: auto picks CUDA, then MPS, then CPU (default auto)")
     add("--seed", type=whole_number, metavar="N", help="seed for weights and inputs (default 0)")
+    add_variant_flags(p, inherit)  # latent attention, masks, positions (cli/variant_flags.py)
 
 
 _FLAG_FIELDS = {
@@ -84,7 +86,10 @@ def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) ->
         if not words:
             raise ConfigError("tokens", "the sentence has no words")
         changes.update(tokens=words, seq=len(words))
-    return apply_edits(cfg, changes)  # validated as a whole: the message is about the result
+    changes.update(variant_changes(args))
+    cfg = apply_edits(cfg, changes)  # validated as a whole: the message is about the result
+    check_attention_choice(args, cfg)
+    return cfg
 
 
 def one_line(text: str) -> str:

@@ -13,6 +13,7 @@ from mha_explorer.cli.common import (
     UsageError,
     add_config_flags,
     config_from_args,
+    fail,
     one_line,
 )
 from mha_explorer.console import emit, report_io_error
@@ -71,6 +72,9 @@ def _headless() -> None:
 def run(args: argparse.Namespace) -> int:
     stages, size, formats, out = _choices(args)
     config = config_from_args(args)
+    if config.mla:  # the stage pictures are drawn for the nine MHA stages only, so far
+        return fail("export draws the MHA/GQA/MQA stages; latent attention has no pictures yet "
+                    "(its shapes and arithmetic: mha-explorer shapes --attention mla)")
     _headless()
     from mha_explorer.core import engine  # torch: only once the flags are known to be good
     from mha_explorer.core.memory import MemoryBudgetError

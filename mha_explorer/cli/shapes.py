@@ -13,10 +13,18 @@ import json
 from mha_explorer.cli.common import add_config_flags, config_from_args
 from mha_explorer.console import emit
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import Plan, build_plan
+from mha_explorer.core.kv_compare import (
+    KV_COMPARE_HEADER,
+    kv_cache_bytes,
+    kv_compare_rows,
+    kv_compare_table,
+)
+from mha_explorer.core.mla_plan import mla_dims
+from mha_explorer.core.plan import Plan, build_plan, param_plan
 from mha_explorer.core.presets import PRESETS
 from mha_explorer.core.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.core.variant_plan import params_for
 
 NAME = "shapes"
 
@@ -39,10 +47,17 @@ def shapes_lines(plan: Plan) -> list[str]:
 
 def _param_lines(plan: Plan) -> list[str]:
     c, p = plan.config, plan.to_dict()["params"]
-    lines = ["Parameters (one attention layer)"]
+    name_w, formula_w, numbers_w = (max(n, *(len(t[key]) for t in p["terms"]))
+                                    for n, key in ((4, "name"), (14, "formula"), (16, "numbers")))
+    lines = ["Parameters (one attention layer" + (", every module of the latent block)" if c.mla else ")")]
     for t in p["terms"]:
-        lines.append(f"  {t['name']:<4} = {t['formula']:<14} = {t['numbers']:<16} = {t['count']:>16,}")
+        lines.append(f"  {t['name']:<{name_w}} = {t['formula']:<{formula_w}} = {t['numbers']:<{numbers_w}} = "
+                     f"{t['count']:>16,}")
     lines.append(f"  total = {p['total_formula']} = {p['total']:,}")
+    if c.mla:
+        lines.append(f"  plain MHA at d_model {c.d_model} (4·D²" + (" + 4·D" if c.bias else "")
+                     + f"): {p['mha_total']:,}")
+        return lines
     lines.append(f"  one head (H = 1) at d_model {c.d_model}: {p['single_head_total']:,}"
                  + ("  — the same: heads split D, they do not add parameters"
                     if p["single_head_total"] == p["mha_total"] == p["total"] else ""))
@@ -52,37 +67,92 @@ def _param_lines(plan: Plan) -> list[str]:
     return lines
 
 
+def cache_formula(cfg: MHAConfig) -> str:
+    """Bytes cached per token and layer, in symbols and this config's numbers."""
+    if cfg.mla:
+        m = mla_dims(cfg)
+        return f"(r_kv + d_r) × {cfg.elem_bytes} B = ({m.kv_lora_rank} + {m.rope}) × {cfg.elem_bytes} B"
+    return f"2 × Hkv × d_k × {cfg.elem_bytes} B = 2 × {cfg.Hkv} × {cfg.d_k} × {cfg.elem_bytes} B"
+
+
 def _memory_lines(plan: Plan) -> list[str]:
     c, m = plan.config, plan.memory
-    return [
+    held = (f"min(S, W) = {m.kv_cache_tokens:,} tokens, a rolling cache" if c.window is not None
+            else f"S = {c.S:,}")
+    lines = [
         "Memory",
-        f"  KV cache per token: 2 × Hkv × d_k × {c.elem_bytes} B = {format_bytes(m.kv_cache_per_token)}",
-        f"  KV cache per sequence (S = {c.S:,}): {format_bytes(m.kv_cache_per_sequence)};"
+        f"  KV cache per token: {cache_formula(c)} = {format_bytes(m.kv_cache_per_token)}",
+        f"  KV cache per sequence ({held}): {format_bytes(m.kv_cache_per_sequence)};"
         f" for the batch: {format_bytes(m.kv_cache_batch)}",
         f"  attention matrix B·H·T·S: {format_bytes(m.attention_matrix)} (grows with T·S)",
         f"  total FLOPs: {format_count(plan.total_flops)}",
     ]
+    data = plan.to_dict()
+    if c.mask_spec.masks_anything:
+        mask = data["mask"]
+        lines.append(f"  mask: {mask['description']}; {mask['visible']:,} of {mask['cells']:,} cells "
+                     f"visible per head; a sparse kernel would skip "
+                     f"{format_count(mask['skipped_flops']['total'])} FLOPs")
+    if data["mla"] is not None:
+        lines.append(f"  latent attention FLOPs: naive {format_count(data['mla']['naive_flops'])}, "
+                     f"absorbed {format_count(data['mla']['absorbed_flops'])} (W_UK in the query, "
+                     "W_UV in W_O)")
+    return lines
 
 
-def format_plan(plan: Plan) -> str:
+def _kv_compare_lines(cfg: MHAConfig, layers: int) -> list[str]:
+    rows = [KV_COMPARE_HEADER] + [tuple(_cell(v) for v in row) for row in kv_compare_table(cfg, layers)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(KV_COMPARE_HEADER))]
+    title = f"KV cache by variant (D={cfg.d_model}, H={cfg.H}, S={cfg.S:,}, B={cfg.batch}, {cfg.dtype}"
+    title += f", {layers} layers)" if layers > 1 else ", one layer)"
+    return [title] + ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+                      for r in rows]
+
+
+def _cell(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def preset_layers(args: argparse.Namespace) -> int:
+    """The preset's layer count (for whole-model figures), else one layer."""
+    key = getattr(args, "preset", None)
+    return PRESETS[key].layers if key in PRESETS else 1
+
+
+def format_plan(plan: Plan, layers: int = 1) -> str:
     c = plan.config
-    title = (f"MHA Explorer — {c.variant}: D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}  "
-             f"B={c.batch}  T={c.T}  S={c.S}  {c.dtype}"
-             + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias"))
+    if c.mla:
+        m = mla_dims(c)
+        shape = (f"D={c.d_model}  H={c.H}  r_kv={m.kv_lora_rank}  r_q={m.q_lora_rank or 'none'}  "
+                 f"d_n={m.nope}  d_r={m.rope}  d_v={m.v}")
+    else:
+        shape = f"D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}"
+    title = (f"MHA Explorer — {c.variant}: {shape}  B={c.batch}  T={c.T}  S={c.S}  {c.dtype}"
+             + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias")
+             + (f"  positions {c.positions}" if c.positions != "none" else ""))
     return "\n".join([title, "", *shapes_lines(plan), "", *_param_lines(plan), "",
-                      *_memory_lines(plan)])
+                      *_memory_lines(plan), "", *_kv_compare_lines(c, layers)])
+
+
+def compare_json(cfg: MHAConfig, layers: int) -> list[dict]:
+    rows = kv_compare_rows(cfg, layers)
+    return [{"variant": r.variant, "setting": r.setting, "formula": r.formula, "current": r.current,
+             "bytes_per_token": r.per_token, "tokens_cached": r.tokens, "bytes_per_sequence": r.per_sequence,
+             "bytes_per_batch": r.per_batch, "whole_model_bytes": r.whole_model,
+             "vs_mha": r.ratio(rows[0])} for r in rows]
 
 
 def list_presets() -> str:
-    from mha_explorer.core.plan import param_plan
-
     width = max(len(k) for k in PRESETS)
     out = []
     for key, p in PRESETS.items():
-        total = param_plan(p.apply(MHAConfig())).total
-        out.append(f"{key:<{width}}  {p.name:<22} D={p.d_model:<6} H={p.n_heads:<3} "
-                   f"Hkv={p.n_kv_heads:<3} bias={'yes' if p.bias else 'no ':<3}  "
-                   f"{total:>13,} attention parameters per layer")
+        cfg = p.apply(MHAConfig())
+        total = params_for(cfg, param_plan(cfg)).total
+        kv = "MLA" if cfg.mla else f"Hkv={p.n_kv_heads:<3}"
+        cache = kv_cache_bytes(cfg)[0]
+        out.append(f"{key:<{width}}  {p.name:<38} D={p.d_model:<6} H={p.n_heads:<3} {kv:<7} "
+                   f"bias={'yes' if p.bias else 'no ':<3}  {total:>13,} attention parameters per layer, "
+                   f"KV cache {cache:>6,} B per token and layer ({cache_formula(cfg).split(' = ')[-1]})")
     return "\n".join(out)
 
 
@@ -90,6 +160,13 @@ def run(args: argparse.Namespace) -> int:
     if args.list_presets:
         emit(list_presets())
         return 0
-    plan = build_plan(config_from_args(args))
-    emit(json.dumps(plan.to_dict(), indent=2) if args.json else format_plan(plan))
+    cfg = config_from_args(args)
+    plan, layers = build_plan(cfg), preset_layers(args)
+    if args.json:
+        data = plan.to_dict()
+        data["kv_compare"] = compare_json(cfg, layers)
+        data["layers"] = layers
+        emit(json.dumps(data, indent=2))
+    else:
+        emit(format_plan(plan, layers))
     return 0

@@ -364,6 +364,11 @@ def _check(cfg: MHAConfig) -> None:
                 "tokens", f"the sentence has {len(cfg.tokens)} words but the sequence length "
                 f"is {cfg.seq}", [{"seq": len(cfg.tokens)}] if len(cfg.tokens) else [],
             )
+    # the rules that tie latent attention, masks and positions to the rest; imported here
+    # because those modules import this one
+    from mha_explorer.core.variant_rules import check_variants
+
+    check_variants(cfg)
 
 
 def _check_variant_fields(cfg: MHAConfig) -> None:

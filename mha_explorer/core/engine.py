@@ -20,7 +20,8 @@ import torch
 
 from mha_explorer.core import weights as weight_sources
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.engine_run import Layout, RunState
+from mha_explorer.core.engine_mla import run_mla
+from mha_explorer.core.engine_run import Layout, RunState, position_notes
 from mha_explorer.core.engine_steps import Clock, Work
 from mha_explorer.core.memory import (
     FULL_DETAIL_MAX_CELLS,
@@ -29,10 +30,11 @@ from mha_explorer.core.memory import (
     default_budget,
     estimate,
 )
-from mha_explorer.core.plan import build_plan
+from mha_explorer.core.plan import build_plan, mask_notes
 from mha_explorer.core.trace import Cancelled, Trace
 
-__all__ = ["EngineRequest", "run", "Cancelled", "Trace", "resolve_device", "DisplayCapError"]
+__all__ = ["EngineRequest", "run", "Cancelled", "Trace", "resolve_device", "DisplayCapError",
+           "LatentWholeOnlyError"]
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 MODES = (None, "full", "windowed")
@@ -75,6 +77,17 @@ class DisplayCapError(ConfigError):
         super().__init__(
             "mode", f"full mode keeps all {cells:,} attention cells, above the display cap of "
             f"{FULL_DETAIL_MAX_CELLS:,}; use windowed mode for this size")
+        self.cells = cells
+
+
+class LatentWholeOnlyError(ConfigError):
+    """Latent attention is computed whole (full mode): no row blocks for it yet."""
+
+    def __init__(self, cells: int):
+        super().__init__(
+            "mode", f"latent attention is computed whole (full mode only), up to "
+            f"{FULL_DETAIL_MAX_CELLS:,} attention cells; this layer has {cells:,}: lower the batch, "
+            "heads or sequence length (its shapes and arithmetic are still shown)")
         self.cells = cells
 
 
@@ -143,6 +156,8 @@ def choose_mode(request: EngineRequest, device: str) -> tuple[str, int, int]:
         raise ValueError(f"mode must be 'full', 'windowed' or None, got {request.mode!r}")
     cfg = request.config
     est: Estimate = estimate(cfg, host_copy=cfg.dtype != "float32" or device != "cpu")
+    if cfg.mla and (request.mode == "windowed" or not est.full_allowed):
+        raise LatentWholeOnlyError(cfg.batch * cfg.H * cfg.T * cfg.S)
     budget = device_budget(device) if request.budget_bytes is None else request.budget_bytes
     where = "the GPU" if device == "cuda" else "the CPU" if device == "cpu" else device
     if request.mode is None:
@@ -166,6 +181,8 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     work.check()
     start = time.perf_counter()
     dtype = TORCH_DTYPES[cfg.dtype]
+    if cfg.mla:
+        return _run_latent(request, source, device, dtype, work, notes, (chosen, peak, budget), start)
     w = weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
     layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
     state = RunState(cfg, source, device, dtype, w, layout, work, Clock(device))
@@ -179,6 +196,26 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
         batch_index=None if layout.full else layout.show_batch, rows=layout.rows,
         masked_rows=state.blind_rows, estimate_bytes=peak, budget_bytes=budget,
         notes=tuple(notes) + source.notes(cfg) + state.notes(), output_norms=tuple(state.norms),
+    )
+
+
+def _run_latent(request: EngineRequest, source, device: str, dtype: torch.dtype, work: Work,
+                notes: tuple[str, ...], choice: tuple[str, int, int], start: float) -> Trace:
+    """Latent attention (MLA): the whole batch at once, every stage kept (engine_mla.py)."""
+    cfg = request.config
+    clock = Clock(device)
+    stored, w, blind = run_mla(cfg, source, device, dtype, work, clock.tick)
+    tokens_q, tokens_kv = source.tokens(cfg)
+    chosen, peak, budget = choice
+    own = (*mask_notes(cfg), *position_notes(cfg),
+           "latent attention, naive form (as trained); the absorbed form is in the plan")
+    return Trace(
+        config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
+        tensors=stored, weights=HostWeights(w), output=stored["output"]["Y"],
+        timings=dict(clock.totals), seconds=time.perf_counter() - start, batch_index=None,
+        rows=(0, cfg.T), masked_rows=blind, estimate_bytes=peak, budget_bytes=budget,
+        notes=tuple(notes) + source.notes(cfg) + own,
+        output_norms=tuple(float(np.linalg.norm(y)) for y in stored["output"]["Y"]),
     )
 
 

@@ -21,10 +21,11 @@ from mha_explorer.core.engine_steps import (
     attend_rows,
     block_mask,
     linear,
+    position_table,
     rotate_qk,
 )
 from mha_explorer.core.memory import chunk_rows, shown_rows
-from mha_explorer.core.plan import STAGE_IDS, mask_notes
+from mha_explorer.core.plan import STAGE_IDS, build_plan, mask_notes
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,17 @@ def host(t: torch.Tensor) -> np.ndarray:
     return t.detach().to("cpu", torch.float32).numpy()
 
 
+def position_notes(cfg: MHAConfig) -> tuple[str, ...]:
+    kind = cfg.positions_spec.kind
+    if kind in ("sinusoidal", "learned") and cfg.weights_spec.trained:
+        return (f"{kind} positions: the trained layer's input already holds the model's own, "
+                "so nothing is added",)
+    if kind == "learned":
+        return ("learned positions: with random weights a seeded random table (std 0.02) stands "
+                "in for the trained one",)
+    return ()
+
+
 class RunState:
     """The tensors of one run as it goes, and what is kept of them."""
 
@@ -65,7 +77,9 @@ class RunState:
                  weights: dict[str, torch.Tensor], layout: Layout, work: Work, clock: Clock):
         self.cfg, self.source, self.device, self.dtype = cfg, source, device, dtype
         self.w, self.layout, self.work, self.clock = weights, layout, work, clock
-        self.stored: dict[str, dict[str, np.ndarray]] = {s: {} for s in STAGE_IDS}
+        # the plan's stages: the nine, with "positions" or "rope" where positions are computed
+        stage_ids = (*STAGE_IDS, *build_plan(cfg).stage_ids)
+        self.stored: dict[str, dict[str, np.ndarray]] = {s: {} for s in stage_ids}
         self.norms: list[float] = []
         self.blind_rows = np.zeros(cfg.T, dtype=bool)  # rows that see no key
         if not layout.full:
@@ -75,7 +89,7 @@ class RunState:
             self.stored["softmax"]["weights"] = np.empty(shown, np.float32)
 
     def notes(self) -> tuple[str, ...]:
-        notes = list(mask_notes(self.cfg))
+        notes = list(mask_notes(self.cfg)) + list(position_notes(self.cfg))
         if not self.layout.full:
             r0, r1 = self.layout.rows
             notes.append(f"showing batch element {self.layout.show_batch} and query rows {r0}–{r1 - 1} "
@@ -91,10 +105,12 @@ class RunState:
         cfg, w, bias = self.cfg, self.w, self.cfg.bias
         nb, T, S, H, Hkv, dk, D = len(batch), cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.d_model
         self.work.check()
-        x, xkv = self.source.inputs(cfg, batch, self.device, self.dtype)  # [nb, T, D], [nb, S, D]
-        x = add_positions(x, cfg)
-        xkv = add_positions(xkv, cfg) if cfg.is_cross else x
+        x_in, xkv_in = self.source.inputs(cfg, batch, self.device, self.dtype)  # [nb, T, D], [nb, S, D]
         self.clock.tick("input")
+        x = add_positions(x_in, cfg)
+        xkv = add_positions(xkv_in, cfg, seed_salt=1) if cfg.is_cross else x
+        if cfg.positions_spec.added_to_input:
+            self.clock.tick("positions")
         q = linear(x, w["W_Q"], w.get("b_Q") if bias else None, self.work)  # [nb, T, D]
         k = linear(xkv, w["W_K"], w.get("b_K") if bias else None, self.work)  # [nb, S, Hkv*d_k]
         v = linear(xkv, w["W_V"], w.get("b_V") if bias else None, self.work)  # [nb, S, Hkv*d_k]
@@ -103,9 +119,12 @@ class RunState:
         kh = k.view(nb, S, Hkv, dk)  # [nb, S, Hkv, d_k]
         vh = v.view(nb, S, Hkv, dk)  # [nb, S, Hkv, d_k]
         self.clock.tick("view")
-        qt, kt = rotate_qk(qh.transpose(1, 2), kh.transpose(1, 2), cfg)  # [nb, H, T, d_k], [nb, Hkv, S, d_k]
+        q_t, k_t = qh.transpose(1, 2), kh.transpose(1, 2)  # [nb, H, T, d_k], [nb, Hkv, S, d_k]
         vt = vh.transpose(1, 2)  # [nb, Hkv, S, d_k]
         self.clock.tick("transpose")
+        qt, kt = rotate_qk(q_t, k_t, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
+        if cfg.positions_spec.rotates_qk:
+            self.clock.tick("rope")
         ctx = self._attention(batch, qt, kt, vt)  # [nb, H, T, d_k]
         self.work.check()
         back = ctx.transpose(1, 2)  # [nb, T, H, d_k], not contiguous
@@ -115,7 +134,8 @@ class RunState:
         self.clock.tick("output")
         self.norms.extend(float(torch.linalg.vector_norm(y[i].float())) for i in range(nb))
         if self.layout.keeps(batch):
-            self._keep(x, xkv, q, k, v, ctx, merged, y)
+            self._keep(x_in, xkv_in, q, k, v, ctx, merged, y)
+            self._keep_positions(x_in, x, xkv_in, xkv, qt, kt)
 
     def _attention(self, batch: range, qt, kt, vt) -> torch.Tensor:
         """Scores, softmax and weighted sum, one block of query rows at a time."""
@@ -151,6 +171,16 @@ class RunState:
             del scores, weights, context, hidden  # before the next block's are made
             self.work.advance(nb * H * (r1 - r0) * S * (4 * dk + 6))
         return ctx
+
+    def _keep_positions(self, x_in, x, xkv_in, xkv, qt, kt) -> None:
+        """The positions step's tensors: PE and X + PE, or Q and K after RoPE."""
+        cfg, s = self.cfg, self.stored
+        if cfg.positions_spec.added_to_input:
+            s["positions"] = {"PE": host(position_table(x_in, x)), "X": host(x)}
+            if cfg.is_cross:
+                s["positions"]["X_kv"] = host(xkv)
+        if cfg.positions_spec.rotates_qk:
+            s["rope"] = {"Q": host(qt), "K": host(kt)}
 
     def _keep(self, x, xkv, q, k, v, ctx, merged, y) -> None:
         """Host copies of what the views show; view and transpose are numpy views

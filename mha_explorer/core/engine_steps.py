@@ -9,13 +9,14 @@ too. No tensor here is larger than the rows in flight, except what the run keeps
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable
 
 import numpy as np
 import torch
 
-from mha_explorer.core.config import ConfigError
 from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.positions_torch import add_sinusoidal, apply_rope, query_key_positions
 from mha_explorer.core.specs import MaskSpec
 from mha_explorer.core.trace import Cancelled
 
@@ -55,7 +56,8 @@ class Clock:
         if self.device == "cuda":
             torch.cuda.synchronize()
         now = time.perf_counter()
-        self.totals[stage] += now - self._t
+        # stages beyond the nine (positions, rope, latent attention's) are added as they come
+        self.totals[stage] = self.totals.get(stage, 0.0) + now - self._t
         self._t = now
 
 
@@ -85,24 +87,41 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, wor
     return out
 
 
-def add_positions(x: torch.Tensor, cfg, first_row: int = 0) -> torch.Tensor:
-    """Position information added to X [nb, T, D] before the projections.
+LEARNED_POSITION_STD = 0.02  # GPT-2's initialisation of its position table
 
-    The hook for sinusoidal and learned positions; "none" returns X unchanged.
-    """
-    if cfg.positions_spec.added_to_input:
-        raise ConfigError("positions", f"positions {cfg.positions!r} are not computed yet; use none")
+
+def add_positions(x: torch.Tensor, cfg, seed_salt: int = 0) -> torch.Tensor:
+    """X [nb, L, D] with positions 0..L−1 added: the sinusoidal table, or for "learned"
+    a seeded random table standing in for a trained one (``seed_salt`` keeps the
+    key-side table of cross-attention its own). "none" and RoPE return X unchanged."""
+    kind = cfg.positions_spec.kind
+    if cfg.weights_spec.trained:
+        return x  # a trained layer's input is the model's own, positions already in it
+    if kind == "sinusoidal":
+        return add_sinusoidal(x)
+    if kind == "learned":
+        L, D = x.shape[-2], x.shape[-1]
+        g = torch.Generator()
+        g.manual_seed(zlib.crc32(repr((cfg.seed, "learned positions", seed_salt)).encode()))
+        table = torch.randn(L, D, generator=g) * LEARNED_POSITION_STD  # [L, D]
+        return x + table.to(x.device, x.dtype)
     return x
 
 
-def rotate_qk(q: torch.Tensor, k: torch.Tensor, cfg) -> tuple[torch.Tensor, torch.Tensor]:
-    """Q [nb, H, T, d_k] and K [nb, Hkv, S, d_k] after the transpose, rotated by position.
+def position_table(x_before: torch.Tensor, x_after: torch.Tensor) -> torch.Tensor:
+    """PE [L, D]: what add_positions added (the same for every batch element)."""
+    return x_after[0] - x_before[0]
 
-    The hook for RoPE; "none" returns them unchanged.
-    """
-    if cfg.positions_spec.rotates_qk:
-        raise ConfigError("positions", f"positions {cfg.positions!r} are not computed yet; use none")
-    return q, k
+
+def rotate_qk(q: torch.Tensor, k: torch.Tensor, cfg) -> tuple[torch.Tensor, torch.Tensor]:
+    """Q [nb, H, T, d_k] and K [nb, Hkv, S, d_k] after the transpose, turned by position
+    (RoPE, rotate-half): query i at i + the mask's offset, key j at j. Other kinds
+    return them unchanged."""
+    if not cfg.positions_spec.rotates_qk:
+        return q, k
+    T, S = q.shape[2], k.shape[2]
+    q_pos, k_pos = query_key_positions(T, S, cfg.mask_spec.offset(T, S))
+    return apply_rope(q, q_pos), apply_rope(k, k_pos)  # new tensors, same shapes
 
 
 def block_mask(spec: MaskSpec, r0: int, r1: int, T: int, S: int, device: str) -> tuple[

@@ -150,6 +150,9 @@ def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
         host_copy = cfg.dtype != "float32" or cfg.device not in ("cpu", "auto")
     plan = build_plan(cfg)
     weights = plan.memory.weights + RUNTIME_OVERHEAD
+    if cfg.mla:
+        return _latent_estimate(cfg, plan, weights, host_copy)
+    weights += _positions_extra(cfg)
     full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True, keeps=True)
     rows, chunk = shown_rows(cfg), chunk_rows(cfg)
     kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
@@ -190,3 +193,42 @@ def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool,
     kept_cells = 2 * block_cells * (h or e) if kept_whole else 0
     end = _kept_elements(cfg, nb) * (e + h) + kept_cells  # every stage's tensor, and host copies
     return max((inputs + projections) * e + attention, end)
+
+
+def _positions_extra(cfg: MHAConfig) -> int:
+    """Bytes positions add at their moment: X + PE beside X (and the table), or Q and K
+    turned by RoPE beside the unturned ones, with the float64 angle tables and the
+    rotate-half temporaries of the longer of the two."""
+    e, kind = cfg.elem_bytes, cfg.positions_spec.kind
+    T, S, D = cfg.T, cfg.S, cfg.d_model
+    nb = cfg.batch  # full mode holds every element; windowed holds one, so this is the larger
+    if kind in ("sinusoidal", "learned"):
+        return (nb * (T + (S if cfg.is_cross else 0)) * D + max(T, S) * D) * e + max(T, S) * D * 8
+    if kind == "rope":
+        turned = nb * (T * D + S * cfg.kv_dim) * e  # the rotated Q and K are new tensors
+        longest = max(T * cfg.H, S * cfg.Hkv) * nb * cfg.d_k
+        return turned + 3 * longest * e + 3 * max(T, S) * cfg.d_k * 8  # x·cos, rotate_half, ·sin; angles
+    return 0
+
+
+def _latent_estimate(cfg: MHAConfig, plan, weights: int, host_copy: bool) -> Estimate:
+    """Latent attention runs whole: the weights as they are drawn, every stage's tensor of the
+    naive form (the plan's activations), the joint [c_KV | k_rope] projection before its norm,
+    the transient copies of the scores (scale, mask, softmax), the mask and the float32 host
+    copies. Checked against the peak RSS growth of real runs (benchmarks/bench_variants_memory.py)."""
+    from mha_explorer.core.mla_plan import mla_dims
+
+    m, e = mla_dims(cfg), cfg.elem_bytes
+    B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
+    cells = B * H * T * S
+    acts = plan.memory.activations
+    host = acts // e * 4 if host_copy else 0
+    joint = B * S * m.cached_width * e
+    transient = 2 * cells * e + B * H * S * m.rope * e  # scores copies; k_rope expanded in the cat
+    mask = 2 * T * S if cfg.mask_spec.masks_anything else 0
+    # the weights are drawn in float32 one matrix at a time (randn, then scaled: two of the
+    # largest alive at once) and cast afterwards (the float32 set and the cast one together)
+    largest = max(t.count for t in plan.params.terms)
+    drawing = largest * 4 + (plan.params.total * 4 if cfg.dtype != "float32" else 0)
+    full = weights + drawing + _positions_extra(cfg) + acts + host + joint + transient + mask
+    return Estimate(full, full, T, T, cells <= FULL_DETAIL_MAX_CELLS)

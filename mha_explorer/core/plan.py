@@ -81,11 +81,12 @@ class Stage:
 @dataclass(frozen=True)
 class MemoryPlan:
     kv_cache_per_token: int  # K and V for one token, one layer
-    kv_cache_per_sequence: int  # x S
-    kv_cache_batch: int  # x S x B
+    kv_cache_per_sequence: int  # x S, or x min(S, W) under a sliding window (a rolling cache)
+    kv_cache_batch: int  # x B
     attention_matrix: int  # B·H·T·S elements at the dtype: the quadratic term
     weights: int
     activations: int  # everything the stages allocate
+    kv_cache_tokens: int = 0  # tokens cached per sequence: S, or min(S, W (+ globals))
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -103,15 +104,30 @@ class Plan:
     def total_flops(self) -> int:
         return sum(s.flops for s in self.stages)
 
+    @property
+    def stage_ids(self) -> tuple[str, ...]:
+        """The stages of this config in order: STAGE_IDS, with "positions" / "rope" put in
+        where positions are computed, or latent attention's own list."""
+        return tuple(s.id for s in self.stages)
+
     def stage(self, stage_id: str) -> Stage:
-        return self.stages[STAGE_IDS.index(stage_id)]
+        for s in self.stages:
+            if s.id == stage_id:
+                return s
+        raise KeyError(f"no stage {stage_id!r} in this plan; it has {', '.join(self.stage_ids)}")
+
+    def has_stage(self, stage_id: str) -> bool:
+        return any(s.id == stage_id for s in self.stages)
 
     def to_dict(self) -> dict:
+        from mha_explorer.core.variant_plan import mask_summary, mla_summary  # they import this module
+
         c = self.config
         return {
             "config": c.to_dict(), "variant": c.variant, "dims": dict(self.dims),
             "stages": [s.to_dict() for s in self.stages], "params": self.params.to_dict(),
             "memory": self.memory.to_dict(), "total_flops": self.total_flops,
+            "mask": mask_summary(c), "mla": mla_summary(c),
         }
 
 
@@ -151,22 +167,34 @@ def _swap(t: tuple, i: int, j: int) -> tuple:
 @functools.lru_cache(maxsize=16)
 def build_plan(cfg: MHAConfig) -> Plan:
     """The plan of a config (cached: the engine, the guard and the tables all ask for it)."""
-    stages = (
+    # the variant modules build on this one's Stage and TensorSpec, so they come in here
+    from mha_explorer.core.variant_plan import kv_cache_figures, params_for, stage_list
+
+    mha_stages = () if cfg.mla else (
         _input_stage(cfg), _project_stage(cfg), *_view_and_transpose(cfg), _scores_stage(cfg),
         *_softmax_and_sum(cfg), _merge_stage(cfg), _output_stage(cfg),
     )
+    stages = stage_list(cfg, mha_stages)
     B, T, S, kvD, e = cfg.batch, cfg.T, cfg.S, cfg.kv_dim, cfg.elem_bytes
-    params = param_plan(cfg)
+    params = params_for(cfg, param_plan(cfg))
+    kv = kv_cache_figures(cfg)  # MLA's latent, and min(S, W) tokens under a window
     memory = MemoryPlan(
-        kv_cache_per_token=2 * kvD * e,
-        kv_cache_per_sequence=2 * kvD * e * S,
-        kv_cache_batch=2 * kvD * e * S * B,
+        kv_cache_per_token=kv["kv_cache_per_token"],
+        kv_cache_per_sequence=kv["kv_cache_per_sequence"],
+        kv_cache_batch=kv["kv_cache_batch"],
         attention_matrix=B * cfg.H * T * S * e,
         weights=params.total * e,
         activations=sum(s.bytes for s in stages),
+        kv_cache_tokens=kv["kv_cache_tokens"],
     )
     dims = {"B": B, "T": T, "S": S, "D": cfg.d_model, "H": cfg.H, "Hkv": cfg.Hkv, "d_k": cfg.d_k,
             "Hkv·d_k": kvD}
+    if cfg.mla:
+        from mha_explorer.core.mla_plan import mla_dims
+
+        m = mla_dims(cfg)
+        dims.update({"r_kv": m.kv_lora_rank, **({"r_q": m.q_lora_rank} if m.q_lora_rank is not None else {}),
+                     "d_n": m.nope, "d_r": m.rope, "d_v": m.v})  # beside the MHA ones views still read
     return Plan(cfg, stages, params, memory, dims)
 
 

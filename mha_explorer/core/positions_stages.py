@@ -18,9 +18,13 @@ def _t(name: str, dims: tuple[str, ...], shape: tuple[int, ...], e: int) -> Tens
     return TensorSpec(name, dims, shape, contiguous_strides(shape), True, True, e)
 
 
+LEARNED_FORMULA = "X ← X + P[p]   (P: a learned table of one row per position)"
+
+
 def sinusoidal_stage(cfg: MHAConfig) -> Stage | None:
-    """Stage "positions", after "input"; None unless positions are sinusoidal."""
-    if cfg.positions != "sinusoidal":
+    """Stage "positions", after "input"; None unless positions are added to X
+    (sinusoidal, or a learned table as GPT-2 and BERT have)."""
+    if cfg.positions not in ("sinusoidal", "learned"):
         return None
     B, T, S, D, e = cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.elem_bytes
     tensors = [_t("PE", ("T", "D"), (T, D), e), _t("X", ("B", "T", "D"), (B, T, D), e)]
@@ -28,6 +32,13 @@ def sinusoidal_stage(cfg: MHAConfig) -> Stage | None:
     if cfg.is_cross:
         tensors.append(_t("X_kv", ("B", "S", "D"), (B, S, D), e))
         flops += B * S * D
+    if cfg.positions == "learned":
+        return Stage(
+            "positions", "Add positions (learned)", LEARNED_FORMULA,
+            "Each position has its own row of D numbers, learned in training, added to the "
+            "token's vector: the same word at two places now gives two different rows.",
+            tuple(tensors), flops,
+            ("with random weights the table is seeded random numbers, not a trained one",))
     return Stage(
         "positions", "Add positions (sinusoidal)", SINUSOIDAL_FORMULA,
         "Each position gets its own fixed pattern of sines and cosines, fast ones in the first "

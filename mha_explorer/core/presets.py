@@ -36,11 +36,13 @@ class Preset:
 
     def apply(self, cfg: MHAConfig) -> MHAConfig:
         # MHA presets leave key/value heads following the head count; every preset sets
-        # the window and the MLA fields, so none lingers from the preset before
+        # the whole mask (none has a stride or global tokens) and the MLA fields, so none
+        # lingers from before, and applying one never fails on what it did not set
         kv = None if self.n_kv_heads == self.n_heads else self.n_kv_heads
         return cfg.replace(d_model=self.d_model, n_heads=self.n_heads, n_kv_heads=kv,
                            bias=self.bias, causal=self.causal, positions=self.positions,
-                           window=self.window, mla=self.mla, kv_lora_rank=self.kv_lora_rank,
+                           window=self.window, stride=None, global_tokens=0, mla=self.mla,
+                           kv_lora_rank=self.kv_lora_rank,
                            q_lora_rank=self.q_lora_rank, qk_nope_head_dim=self.qk_nope_head_dim,
                            qk_rope_head_dim=self.qk_rope_head_dim, v_head_dim=self.v_head_dim)
 

@@ -21,6 +21,9 @@ STAGE_LABELS = {
     "input": "input", "project": "project", "view": "view", "transpose": "transpose",
     "scores": "QKᵀ", "softmax": "softmax", "weighted_sum": "A·V", "merge": "merge",
     "output": "W_O",
+    # positions and latent attention (the plan puts these in where they apply)
+    "positions": "+ PE", "rope": "RoPE", "q_project": "Q proj", "kv_compress": "c_KV",
+    "kv_expand": "K, V up", "heads": "heads", "absorb_q": "absorb",
 }
 SHAPE_COLUMNS = ("Stage", "Tensor", "Dims", "Shape", "Strides", "Contiguous", "FLOPs", "New memory")
 
@@ -45,7 +48,7 @@ class ShapeRow:
 
 def stage_label(index: int, stage_id: str) -> str:
     """'5 QKᵀ': the stage's number and short name."""
-    return f"{index + 1} {STAGE_LABELS[stage_id]}"
+    return f"{index + 1} {STAGE_LABELS.get(stage_id, stage_id)}"
 
 
 def is_attention_matrix(dims: tuple[str, ...]) -> bool:

@@ -22,7 +22,9 @@ from mha_explorer.core.positions_stages import rope_stage, sinusoidal_stage
 def stage_list(cfg: MHAConfig, mha_stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
     """The stages to show for ``cfg``, given the plain MHA/GQA/MQA ones."""
     if cfg.mla:
-        return mla_stages(cfg)
+        latent = mla_stages(cfg)  # input first; positions added to X come right after it
+        added = sinusoidal_stage(cfg)
+        return latent if added is None else (latent[0], added, *latent[1:])
     out: list[Stage] = []
     for stage in mha_stages:
         out.append(stage)
@@ -59,3 +61,23 @@ def mla_summary(cfg: MHAConfig) -> dict | None:
     return {"naive_flops": sum(s.flops for s in naive), "absorbed_flops": sum(s.flops for s in absorbed),
             "absorbed_stages": [s.to_dict() for s in absorbed],
             "folded_output_weight": absorbed_weight_count(cfg)}
+
+
+# where a stage of one kind of attention lives in another's list (MHA <-> MLA, with or without
+# the positions steps): the nearest step that does the same job
+STAGE_COUNTERPARTS = {
+    "project": ("q_project", "kv_compress"), "q_project": ("project",), "kv_compress": ("project",),
+    "kv_expand": ("project",), "view": ("heads",), "transpose": ("heads",), "heads": ("transpose", "view"),
+    "rope": ("transpose", "heads"), "positions": ("input",), "absorb_q": ("scores",),
+}
+
+
+def carry_stage(current: str, stage_ids: tuple[str, ...]) -> str:
+    """The stage to show after an edit changed the plan's list to ``stage_ids``: the same
+    stage when it is still there, else its counterpart, else the first stage."""
+    if current in stage_ids:
+        return current
+    for other in STAGE_COUNTERPARTS.get(current, ()):
+        if other in stage_ids:
+            return other
+    return stage_ids[0]

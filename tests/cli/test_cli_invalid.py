@@ -176,7 +176,40 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     ["shapes", "--heads"],
     ["shapes", "--preset", "a\r\nb"],  # text mode reads \r as a line break too
     ["--bogus"],
+    ["shapes", "--attention", "mla", "--kv-heads", "2"],
+    ["shapes", "--window", "4", "--stride", "0"],
 ])
 def test_a_real_process_exits_2_with_one_line(args):
     r = cli(*args)
     assert_one_line_error(r.returncode, r.stdout, r.stderr)
+
+
+# --- variant combinations ------------------------------------------------------------
+
+VARIANT_BAD = [
+    (["--kv-lora-rank", "64"], "latent attention is off"),
+    (["--q-lora-rank", "8", "--attention", "mha"], "q_lora_rank belongs to latent attention"),
+    (["--attention", "mla", "--kv-heads", "2"], "--kv-heads 2"),
+    (["--attention", "mqa", "--kv-heads", "4"], "--attention mqa means one key/value head"),
+    (["--attention", "gqa", "--d-model", "448", "--heads", "7"], "7 heads have no divisor between 1 and 7"),
+    (["--attention", "mla", "--qk-rope-dim", "5"], "qk_rope_head_dim 5 must be even"),
+    (["--global-tokens", "3"], "global tokens only widen"),
+    (["--window", "2", "--global-tokens", "99", "--seq", "8"], "99 global tokens is more than the 8"),
+    (["--positions", "rope", "--d-model", "9", "--heads", "3"], "odd width"),
+    (["--attention", "latent"], "--attention"),
+    (["--window", "wide"], "'wide' is not a whole number"),
+]
+
+
+@pytest.mark.parametrize("command", ["shapes", "export"])
+@pytest.mark.parametrize("argv,fragment", VARIANT_BAD)
+def test_invalid_variant_combinations_are_one_line_naming_the_fields(command, argv, fragment, tmp_path):
+    extra = ["--out", str(tmp_path / "out")] if command == "export" else []
+    message = assert_one_line_error(*run_main([command, *argv, *extra]))
+    assert fragment in message
+
+
+def test_export_of_latent_attention_says_so_in_one_line(tmp_path):
+    message = assert_one_line_error(*run_main(["export", "--attention", "mla", "--d-model", "16", "--heads",
+                                               "2", "--seq", "3", "--out", str(tmp_path / "out")]))
+    assert "latent attention" in message and not (tmp_path / "out").exists()

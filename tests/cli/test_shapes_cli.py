@@ -23,6 +23,8 @@ CONFIG_FLAGS = {
     "--preset", "--d-model", "--heads", "--kv-heads", "--batch", "--seq", "--kv-seq",
     "--sentence", "--causal", "--no-causal", "--causal-alignment", "--bias", "--no-bias",
     "--dtype", "--device", "--seed",
+    "--attention", "--kv-lora-rank", "--q-lora-rank", "--qk-nope-dim", "--qk-rope-dim", "--v-head-dim",
+    "--window", "--stride", "--global-tokens", "--positions",
 }
 
 
@@ -65,7 +67,7 @@ def test_json_matches_the_plan(capsys, args, cfg):
     data = shapes_json(capsys, *args)
     plan = build_plan(cfg)
     assert data["config"] == cfg.to_dict()
-    assert [s["id"] for s in data["stages"]] == list(STAGE_IDS)
+    assert [s["id"] for s in data["stages"]] == list(plan.stage_ids)
     for s in data["stages"]:
         stage = plan.stage(s["id"])
         assert (s["flops"], s["bytes"]) == (stage.flops, stage.bytes)
@@ -156,6 +158,14 @@ BAD = [
     (["--kv-heads", "3", "--heads", "8"], "cannot be shared evenly by 3"),
     (["--bogus"], "--bogus"),
     (["--sentence", "   "], "no words"),
+    (["--kv-lora-rank", "64"], "kv_lora_rank is set but latent attention is off"),
+    (["--attention", "mla", "--kv-heads", "2"], "--kv-heads 2 does not fit"),
+    (["--attention", "gqa", "--heads", "8"], "give --kv-heads 2 or 4"),
+    (["--global-tokens", "2"], "global tokens only widen a sliding window or a stride"),
+    (["--attention", "mla", "--qk-rope-dim", "3"], "qk_rope_head_dim 3 must be even"),
+    (["--positions", "rope", "--d-model", "15", "--heads", "5"], "d_k = 3, an odd width"),
+    (["--window", "0"], "window must be a positive whole number"),
+    (["--positions", "spiral"], "spiral"),
 ]
 
 
@@ -183,3 +193,53 @@ def test_real_process_json_without_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["params"]["total"] == 2_362_368
+
+
+# --- variants --------------------------------------------------------------
+
+def test_mla_preset_json_keeps_the_keys_with_latent_numbers(capsys):
+    data = shapes_json(capsys, "--preset", "deepseek-v2-lite", "--seq", "4", "--batch", "1")
+    # q_proj 2048·16·(128+64) + kv_a 2048·(512+64) + norm 512 + kv_b 512·16·(128+128) + o 16·128·2048
+    assert data["params"]["total"] == 6_291_456 + 1_179_648 + 512 + 2_097_152 + 4_194_304
+    assert data["memory"]["kv_cache_per_token"] == (512 + 64) * 4  # (r_kv + d_r) · itemsize
+    assert data["memory"]["kv_cache_per_sequence"] == (512 + 64) * 4 * 4
+    assert [r["variant"] for r in data["kv_compare"]] == ["MHA", "GQA", "MQA", "MLA", "window"]
+    mha = data["kv_compare"][0]
+    assert mha["bytes_per_token"] == 2 * 16 * 128 * 4  # 2 · H · d_k · itemsize
+    assert mha["whole_model_bytes"] == 2 * 16 * 128 * 4 * 4 * 27  # × S 4 × B 1 × 27 layers
+    assert "kv_compress" in [s["id"] for s in data["stages"]]
+
+
+def test_window_bounds_the_cache_per_sequence_in_json(capsys):
+    data = shapes_json(capsys, "--preset", "mistral-7b", "--seq", "10000", "--batch", "2",
+                       "--dtype", "bfloat16")
+    per_token = 2 * 8 * 128 * 2  # 2 · Hkv · d_k · itemsize
+    assert data["memory"]["kv_cache_per_token"] == per_token
+    assert data["memory"]["kv_cache_per_sequence"] == per_token * 4096  # min(10,000, 4,096) tokens
+    assert data["memory"]["kv_cache_batch"] == per_token * 4096 * 2
+
+
+def test_variant_flags_reach_the_config(capsys):
+    cfg = shapes_json(capsys, "--d-model", "64", "--heads", "4", "--attention", "mla", "--kv-lora-rank", "32",
+                      "--q-lora-rank", "24", "--qk-nope-dim", "8", "--qk-rope-dim", "4", "--v-head-dim", "12",
+                      "--causal", "--window", "3", "--stride", "2", "--global-tokens", "1",
+                      "--positions", "rope")["config"]
+    assert (cfg["mla"], cfg["kv_lora_rank"], cfg["q_lora_rank"], cfg["qk_nope_head_dim"],
+            cfg["qk_rope_head_dim"], cfg["v_head_dim"]) == (True, 32, 24, 8, 4, 12)
+    assert (cfg["window"], cfg["stride"], cfg["global_tokens"], cfg["positions"]) == (3, 2, 1, "rope")
+
+
+def test_table_shows_the_kv_comparison_and_the_latent_formula(capsys):
+    rc, out, _ = shapes(capsys, "--preset", "deepseek-v3", "--seq", "4")
+    assert rc == 0
+    assert "KV cache per token: (r_kv + d_r) × 4 B = (512 + 64) × 4 B" in out
+    assert "KV cache by variant" in out and "MLA (current)" in out
+    assert "q_a_layernorm" in out and "kv_a_layernorm" in out  # both norms counted
+
+
+def test_list_presets_uses_the_latent_parameters_and_cache(capsys):
+    rc, out, _ = shapes(capsys, "--list-presets")
+    v3 = next(line for line in out.splitlines() if line.startswith("deepseek-v3"))
+    # 7168·1536 + 1536 + 1536·128·192 + 7168·576 + 512 + 512·128·256 + 128·128·7168
+    assert f"{11_010_048 + 1_536 + 37_748_736 + 4_128_768 + 512 + 16_777_216 + 117_440_512:,}" in v3
+    assert "2,304 B per token" in v3  # (512 + 64) · 4

@@ -7,24 +7,18 @@ import argparse
 import pytest
 
 from mha_explorer.cli import add_config_flags, config_from_args
-from mha_explorer.cli_variant_flags import add_variant_flags, check_attention_choice, variant_changes
+from mha_explorer.cli.variant_flags import variant_changes
 from mha_explorer.core.config import ConfigError, MHAConfig
 
 
 def _args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_config_flags(parser)
-    add_variant_flags(parser)
+    add_config_flags(parser)  # the variant flags come with the others
     return parser.parse_args(list(argv))
 
 
 def _config(*argv: str) -> MHAConfig:
-    args = _args(*argv)
-    data = config_from_args(args).to_dict()
-    data.update(variant_changes(args))
-    cfg = MHAConfig.from_dict(data)
-    check_attention_choice(args, cfg)
-    return cfg
+    return config_from_args(_args(*argv))
 
 
 def test_no_variant_flag_changes_nothing():

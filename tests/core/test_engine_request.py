@@ -110,7 +110,8 @@ def test_positions_none_leaves_the_layer_unchanged():
 
 
 @pytest.mark.parametrize("kind", ["sinusoidal", "learned", "rope"])
-def test_positions_not_computed_yet_are_a_config_error_not_a_silent_skip(kind):
-    with pytest.raises(ConfigError) as info:
-        engine.run(small(positions=kind))
-    assert info.value.field == "positions"
+def test_every_position_kind_is_computed_and_changes_the_output(kind):
+    plain, placed = engine.run(small()), engine.run(small(positions=kind))
+    assert not np.allclose(plain.output, placed.output)
+    shown = "rope" if kind == "rope" else "positions"
+    assert placed.tensors[shown] and shown not in plain.tensors

@@ -54,7 +54,7 @@ def test_the_variant_arithmetic_modules_import_without_torch_or_qt():
     modules = ("mla_plan", "mla_stages", "mask_plan", "positions", "positions_stages", "kv_compare",
                "variant_plan", "variant_rules")
     code = ("import sys; " + "; ".join(f"import mha_explorer.core.{m}" for m in modules)
-            + "; import mha_explorer.cli_variant_flags; "
+            + "; import mha_explorer.cli.variant_flags; "
             "heavy = [m for m in ('torch', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
             "assert not heavy, heavy")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

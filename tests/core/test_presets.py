@@ -182,3 +182,12 @@ def test_unknown_preset_is_a_config_error_listing_the_choices():
         get_preset("nope")
     assert info.value.field == "preset"
     assert "nope" in info.value.message and "llama3-8b" in info.value.message
+
+
+def test_a_preset_applies_over_any_mask_and_clears_what_it_does_not_have():
+    # globals need a window or a stride; a preset without either must not leave them behind
+    cfg = MHAConfig(seq=16, causal=True, window=4, stride=2, global_tokens=1)
+    for key in PRESETS:
+        applied = get_preset(key).apply(cfg)
+        assert (applied.stride, applied.global_tokens) == (None, 0)
+        assert applied.window == PRESETS[key].window

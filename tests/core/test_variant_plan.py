@@ -10,12 +10,11 @@ from mha_explorer.core.variant_plan import (
     mask_summary,
     mla_summary,
     params_for,
-    stage_list,
 )
 
 
 def _ids(cfg: MHAConfig) -> list[str]:
-    return [s.id for s in stage_list(cfg, build_plan(cfg).stages)]
+    return list(build_plan(cfg).stage_ids)
 
 
 def test_positions_step_sits_where_it_acts():
@@ -47,3 +46,32 @@ def test_mask_summary_counts_a_causal_square():
     s = mask_summary(MHAConfig(seq=4, causal=True))  # 1 + 2 + 3 + 4 = 10 of 16
     assert (s["cells"], s["visible"], s["masked"]) == (16, 10, 6)
     assert s["skipped_flops"]["softmax"] == 2 * 8 * 6 * 5  # B 2, H 8, 6 masked cells, 5 ops
+
+
+def test_the_plan_carries_the_window_bound_cache_and_mla_counts():
+    # LLaMA-3 8B shape with a window of 3 over S = 10: 2 · 8 · 128 · 4 B = 8,192 B per token,
+    # min(10, 3) = 3 tokens per sequence, B = 2
+    cfg = get_preset("llama3-8b").apply(MHAConfig(seq=10, batch=2)).replace(window=3)
+    memory = build_plan(cfg).to_dict()["memory"]
+    assert memory["kv_cache_per_token"] == 2 * 8 * 128 * 4
+    assert memory["kv_cache_per_sequence"] == 2 * 8 * 128 * 4 * 3
+    assert memory["kv_cache_batch"] == 2 * 8 * 128 * 4 * 3 * 2
+    lite = build_plan(get_preset("deepseek-v2-lite").apply(MHAConfig(seq=4, batch=1)))
+    assert lite.memory.kv_cache_per_token == (512 + 64) * 4  # (r_kv + d_r) · itemsize
+    assert lite.params.total == 13_763_072
+    assert lite.stage("kv_compress").tensor("c_KV").shape == (1, 4, 512)
+    assert lite.to_dict()["mla"]["absorbed_flops"] > 0
+
+
+def test_an_edit_that_changes_the_stage_list_keeps_a_stage_doing_the_same_job():
+    from mha_explorer.core.variant_plan import carry_stage
+
+    mha = build_plan(MHAConfig()).stage_ids
+    latent = build_plan(MHAConfig(mla=True, positions="rope")).stage_ids
+    assert carry_stage("softmax", latent) == "softmax"  # in both lists
+    assert carry_stage("project", latent) == "q_project"
+    assert carry_stage("transpose", latent) == "heads"
+    assert carry_stage("kv_expand", mha) == "project"
+    assert carry_stage("rope", mha) == "transpose"  # RoPE switched off
+    assert carry_stage("positions", mha) == "input"
+    assert carry_stage("nonsense", mha) == "input"

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.colors import dim_color, ink_on
-from mha_explorer.core.plan import STAGE_IDS, Plan
+from mha_explorer.core.plan import Plan
 from mha_explorer.core.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.shell.theme import LIGHT, Theme, theme_of
@@ -90,6 +90,7 @@ class ShapesModel(QAbstractTableModel):
         self._current_brush = QBrush(theme.q("current_row"))
         self._current_text = QBrush(theme.q("current_row_text"))
         self._rows = plan_rows(plan)
+        self._stage_ids = plan.stage_ids  # the list varies: positions, RoPE, latent attention
         self._cells = [self._row_cells(row) for row in self._rows]
 
     def _row_cells(self, row: Row) -> list[dict]:
@@ -136,6 +137,7 @@ class ShapesModel(QAbstractTableModel):
     # updates -------------------------------------------------------------------------
     def set_plan(self, plan: Plan) -> None:
         rows = plan_rows(plan)
+        self._stage_ids = plan.stage_ids
         if len(rows) == len(self._rows):
             self._rows = rows  # same structure (the usual edit): repaint in place
             self._cells = [self._row_cells(row) for row in rows]
@@ -173,7 +175,7 @@ class ShapesModel(QAbstractTableModel):
 
     def row_of(self, stage_id: str, tensor: str) -> int:
         """The row of a stage's tensor, e.g. row_of('view', 'Q')."""
-        stage_index = STAGE_IDS.index(stage_id)
+        stage_index = self._stage_ids.index(stage_id)
         for r, row in enumerate(self._rows):
             if row.stage_index == stage_index and row.texts[COL["Tensor"]] == tensor:
                 return r
@@ -248,7 +250,7 @@ class ShapesTable(QTableView):
         self.setAccessibleName("Shapes of every stage")
         self._controller = controller
         self._theme = theme_of(self)
-        self.shapes_model = ShapesModel(controller.plan, controller.stage_index, self,
+        self.shapes_model = ShapesModel(controller.plan, self._plan_index(), self,
                                         theme=self._theme)
         self.setModel(self.shapes_model)
         self._delegate = ShapesDelegate(self)
@@ -314,13 +316,19 @@ class ShapesTable(QTableView):
                 painter.drawLine(0, y, right, y)
         painter.end()
 
+    def _plan_index(self) -> int:
+        """The current stage's place in this plan's list (which may hold more than the nine)."""
+        ids = self._controller.plan.stage_ids
+        return ids.index(self._controller.stage) if self._controller.stage in ids else -1
+
     def _on_config_changed(self, _cfg) -> None:
         self.shapes_model.set_plan(self._controller.plan)
+        self.shapes_model.set_stage(self._plan_index())
         self._fit()
 
     def _on_stage_changed(self, _stage_id: str) -> None:
-        self.shapes_model.set_stage(self._controller.stage_index)
-        rows = self.shapes_model.stage_rows(self._controller.stage_index)
+        self.shapes_model.set_stage(self._plan_index())
+        rows = self.shapes_model.stage_rows(self._plan_index())
         if rows:  # last row first, so the stage's first row wins when both cannot fit
             self.scrollTo(self.shapes_model.index(rows[-1], 0))
             self.scrollTo(self.shapes_model.index(rows[0], 0))

@@ -16,7 +16,7 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.mla_plan import MLA_FIELDS
 
 ATTENTION_CHOICES = ("mha", "gqa", "mqa", "mla")
-POSITION_CHOICES = ("none", "sinusoidal", "rope")
+POSITION_CHOICES = ("none", "sinusoidal", "learned", "rope")
 
 # flag dest -> config field
 _MLA_FLAGS = {"kv_lora_rank": "kv_lora_rank", "q_lora_rank": "q_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
@@ -62,7 +62,8 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
     add("--global-tokens", type=_whole, metavar="N",
         help="the first N tokens see and are seen by every token (with --window or --stride)")
     add("--positions", choices=POSITION_CHOICES,
-        help="none, sinusoidal (added to X) or rope (turns Q and K after the split into heads)")
+        help="none, sinusoidal or learned (added to X; learned is a seeded random table with random "
+        "weights), or rope (turns Q and K after the split into heads)")
 
 
 def variant_changes(args: argparse.Namespace) -> dict[str, Any]:
@@ -106,9 +107,10 @@ def check_attention_choice(args: argparse.Namespace, cfg: MHAConfig) -> None:
     attention = getattr(args, "attention", None)
     if attention is not None and cfg.variant.lower() != attention:
         fixes = [h for h in range(2, cfg.H) if cfg.H % h == 0][:3]
+        advice = (f"give --kv-heads {' or '.join(map(str, fixes))}" if fixes else
+                  f"{cfg.H} heads have no divisor between 1 and {cfg.H}, so no grouping; "
+                  "use --attention mha or mqa, or another head count")
         raise ConfigError(
             "n_kv_heads", f"--attention {attention} but the layer is {cfg.variant} with {cfg.Hkv} "
-            f"key/value heads; give --kv-heads " + (" or ".join(map(str, fixes)) if fixes else
-                                                    "a divisor of the heads between 1 and H"),
-            [{"n_kv_heads": h} for h in fixes],
+            f"key/value heads; {advice}", [{"n_kv_heads": h} for h in fixes],
         )

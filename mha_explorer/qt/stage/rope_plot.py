@@ -1,0 +1,101 @@
+"""RoPE's q·k against relative distance, for the current config (pyqtgraph).
+
+Two curves from core/positions.py: q = k = ones (the slow fall-off RoPE is known for,
+the same for every model of this head width) and, once a trace is there, this layer's
+own head-0 query of the first token against its own head-0 key, moved apart by d
+positions. Both depend only on the distance, which is RoPE's point. The window, if any,
+is marked: keys beyond it are never seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.positions import ROPE_FORMULA, rope_distance_curve, rope_score_at, rope_width
+from mha_explorer.core.trace import current_trace
+
+ONES_COLOR = "#7F7F7F"  # the reference curve, in D's neutral grey
+LAYER_COLOR = "#CC79A7"  # d_k's reddish purple: a head's own vectors
+WINDOW_COLOR = "#D55E00"
+
+
+def max_distance(cfg: MHAConfig) -> int:
+    """Far enough to see the curve fall and wave: the key length, at least 64, at most 4,096."""
+    return int(min(4096, max(64, cfg.S)))
+
+
+def layer_vectors(trace, cfg: MHAConfig) -> tuple[np.ndarray, np.ndarray] | None:
+    """Head 0's unturned query of token 0 and key of token 0 (numpy), from a trace."""
+    if trace is None:
+        return None
+    if cfg.mla:
+        heads = trace.tensors.get("heads", {})
+        kv = trace.tensors.get("kv_compress", {})
+        if "q_rope" not in heads or "k_rope" not in kv:
+            return None
+        return heads["q_rope"][0, 0, 0], kv["k_rope"][0, 0]
+    stage = trace.tensors.get("transpose", {})
+    if "Q" not in stage or "K" not in stage:
+        return None
+    return stage["Q"][0, 0, 0], stage["K"][0, 0, 0]
+
+
+class RopePlot(QWidget):
+    """Public: ``plot`` (pg.PlotWidget), ``caption`` (QLabel), ``ones_curve`` and ``layer_curve``
+    (pg.PlotDataItem), ``window_line`` (pg.InfiniteLine, hidden without a window),
+    ``refresh()`` (on config_changed and trace_ready)."""
+
+    def __init__(self, controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setObjectName("rope_plot")
+        self.caption = QLabel(objectName="rope_caption")
+        self.caption.setWordWrap(True)
+        self.plot = pg.PlotWidget(objectName="rope_plot_widget")
+        self.plot.setLabel("bottom", "relative distance m − n (positions)")
+        self.plot.setLabel("left", "q·k after RoPE")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.addLegend(offset=(-10, 10))
+        self.ones_curve = self.plot.plot(pen=pg.mkPen(ONES_COLOR, width=2), name="q = k = ones")
+        self.layer_curve = self.plot.plot(pen=pg.mkPen(LAYER_COLOR, width=2),
+                                          name="this layer, head 0, token 0")
+        dashed = pg.mkPen(WINDOW_COLOR, width=1, style=Qt.PenStyle.DashLine)
+        self.window_line = pg.InfiniteLine(angle=90, pen=dashed, label="window",
+                                           labelOpts={"position": 0.9, "color": WINDOW_COLOR})
+        self.plot.addItem(self.window_line)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.plot, 1)
+        controller.config_changed.connect(lambda _cfg: self.refresh())
+        controller.trace_ready.connect(lambda _trace: self.refresh())
+        self.refresh()
+
+    def refresh(self) -> None:
+        cfg = self.controller.config
+        width = rope_width(cfg)
+        if width % 2:
+            width -= 1  # an odd head width cannot be turned; the config refuses RoPE then
+        far = max_distance(cfg)
+        distances, ones = rope_distance_curve(max(2, width), far)
+        self.ones_curve.setData(distances, ones)
+        own = layer_vectors(current_trace(self.controller.trace, cfg), cfg)
+        has_own = own is not None and own[0].shape[-1] == width and width >= 2
+        if has_own:
+            self.layer_curve.setData(distances, rope_score_at(own[0], own[1], distances))
+        else:
+            self.layer_curve.setData([], [])  # no trace of this config yet
+        self.layer_curve.setVisible(has_own)
+        self.window_line.setVisible(cfg.window is not None and cfg.window <= far)
+        if cfg.window is not None:
+            self.window_line.setValue(cfg.window)
+        where = ("the decoupled RoPE part of each head" if cfg.mla else "each head")
+        status = ("" if cfg.positions == "rope" else
+                  f"Positions are {cfg.positions} here: this is what RoPE would do. ")
+        self.caption.setText(f"{status}RoPE turns {where}, {width} numbers as {width // 2} pairs: "
+                             f"{ROPE_FORMULA}. A query at m and a key at n meet at the angle (m − n)·θ, "
+                             "so q·k depends only on the distance.")
