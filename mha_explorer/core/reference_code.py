@@ -10,7 +10,15 @@ and no Qt are imported; the text is only *about* torch.
 from __future__ import annotations
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.core.plan import build_plan
+from mha_explorer.core.reference_code_variants import (
+    blind_rows_possible,
+    mask_lines,
+    needs_general_mask,
+    positions_lines,
+    rope_lines,
+    signature_extras,
+)
 
 COMMENT_COLUMN = 34  # shape comments line up here unless the statement is longer
 INDENT = "    "
@@ -57,11 +65,17 @@ class _Lines:
 
 
 def _build(cfg: MHAConfig) -> _Lines:
+    if cfg.mla:
+        from mha_explorer.core.reference_code_mla import build_mla  # it imports this module's kin
+
+        out = _Lines()
+        build_mla(cfg, out)
+        return out
     plan = build_plan(cfg)
     shared_kv = cfg.Hkv != cfg.H
     kv_heads = "Hkv" if shared_kv else "H"
     out = _Lines()
-    t = {sid: plan.stage(sid) for sid in STAGE_IDS}
+    t = {sid: plan.stage(sid) for sid in plan.stage_ids}
 
     out.add("import math", indent=0)
     out.add(indent=0)
@@ -71,7 +85,7 @@ def _build(cfg: MHAConfig) -> _Lines:
     out.add(indent=0)
     heads_args = f"n_heads={cfg.H}" + (f", n_kv_heads={cfg.Hkv}" if shared_kv else "")
     out.add("def attention(x, x_kv, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O,", indent=0)
-    out.add(f"              {heads_args}):", indent=0)
+    out.add(f"              {signature_extras(cfg)}{heads_args}):", indent=0)
     out.add(f'"""{cfg.variant}. Weights as in nn.Linear (out × in); biases may be None."""')
 
     _head_stages(out, cfg, t, shared_kv, kv_heads)
@@ -92,6 +106,8 @@ def _head_stages(out: _Lines, cfg: MHAConfig, t: dict, shared_kv: bool, kv_heads
     out.add("d_k = D // H", f"d_k = {cfg.d_k}")
     out.end()
     out.add()
+    if "positions" in t:
+        positions_lines(out, cfg, t["positions"])
 
     out.begin("project")
     out.add(comment="project every token to a query, a key and a value")
@@ -119,6 +135,8 @@ def _head_stages(out: _Lines, cfg: MHAConfig, t: dict, shared_kv: bool, kv_heads
     out.add("v = v.transpose(1, 2)", _shape_comment(tr.tensor("V"), shared_kv))
     out.end()
     out.add()
+    if "rope" in t:
+        rope_lines(out, cfg)
 
 
 
@@ -132,7 +150,9 @@ def _attention_stages(out: _Lines, cfg: MHAConfig, t: dict, shared_kv: bool) -> 
                 f"{repeated}; head i reads kv head i // {cfg.group_size}")
     out.add("att = q @ k.transpose(-2, -1) / math.sqrt(d_k)",
             _shape_comment(t["scores"].tensor("scores")))
-    if cfg.causal:
+    if needs_general_mask(cfg):
+        mask_lines(out, cfg)
+    elif cfg.causal:
         if cfg.causal_alignment == "bottom-right":
             tril, seen = "tril(S - T)", "bottom-right: query i sees keys 0..i+S-T"
         else:
@@ -145,7 +165,7 @@ def _attention_stages(out: _Lines, cfg: MHAConfig, t: dict, shared_kv: bool) -> 
     out.begin("softmax")
     out.add(comment="each row becomes weights over the keys that sum to 1")
     out.add("att = att.softmax(dim=-1)", _shape_comment(t["softmax"].tensor("weights")))
-    if cfg.causal and cfg.causal_alignment == "bottom-right" and cfg.T > cfg.S:
+    if blind_rows_possible(cfg):
         out.add("att = att.nan_to_num(0.0)", "rows that see no key: 0, not NaN")
     out.end()
     out.add()
