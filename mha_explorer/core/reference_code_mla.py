@@ -30,7 +30,7 @@ def build_mla(cfg: MHAConfig, out) -> None:
     B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
     for line in ("import math", "", "import torch", "import torch.nn.functional as F", "", ""):
         out.add(line, indent=0)
-    out.add("def attention(x, x_kv, w, n_heads=%d, d_nope=%d, d_rope=%d, d_v=%d," % (H, m.nope, m.rope, m.v),
+    out.add(f"def attention(x, x_kv, w, n_heads={H}, d_nope={m.nope}, d_rope={m.rope}, d_v={m.v},",
             indent=0)
     out.add(f"              r_kv={m.kv_lora_rank}):", indent=0)
     out.add('"""MLA, naive form. w: the checkpoint\'s tensors by module name."""')
@@ -79,10 +79,13 @@ def _heads(out, cfg: MHAConfig, m, plan) -> None:
     B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
     out.begin("heads")
     out.add(comment="split heads (view), heads to axis 1 (transpose), then parts")
-    out.add("q = q.view(B, T, H, d_nope + d_rope).transpose(1, 2)", _dims((B, H, T, m.qk), "B, H, T, d_n+d_r"))
+    out.add("q = q.view(B, T, H, d_nope + d_rope).transpose(1, 2)",
+            _dims((B, H, T, m.qk), "B, H, T, d_n+d_r"))
     out.add("q_nope, q_rope = q.split([d_nope, d_rope], dim=-1)")
-    out.add("k_rope = k_rope.view(B, S, 1, d_rope).transpose(1, 2)", _dims((B, 1, S, m.rope), "B, 1, S, d_r"))
-    out.add("kv = kv.view(B, S, H, d_nope + d_v).transpose(1, 2)", _dims((B, H, S, m.nope + m.v), "B, H, S, d_n+d_v"))
+    out.add("k_rope = k_rope.view(B, S, 1, d_rope).transpose(1, 2)",
+            _dims((B, 1, S, m.rope), "B, 1, S, d_r"))
+    out.add("kv = kv.view(B, S, H, d_nope + d_v).transpose(1, 2)",
+            _dims((B, H, S, m.nope + m.v), "B, H, S, d_n+d_v"))
     out.add("k_nope, v = kv.split([d_nope, d_v], dim=-1)")
     out.end()
     out.add()
