@@ -65,11 +65,16 @@ class MaskSpec:
     """Which keys each query may see.
 
     ``causal`` with its ``alignment`` ("top-left" as torch's is_causal, or
-    "bottom-right" as when decoding with a cache); ``window`` W keeps only the last
-    W keys up to the causal diagonal (Mistral-style; without causal, W on each
-    side); ``stride`` K keeps keys whose distance is a multiple of K (strided /
-    dilated); ``global_tokens`` N makes the first N tokens see and be seen by all.
-    Masks are built per block of rows, never as a whole T×S matrix.
+    "bottom-right" as when decoding with a cache): query row i sits at position
+    p = i + offset. The sparse pattern is built from the distance d = p − j:
+    ``window`` W keeps the last W keys up to the query itself when causal
+    (Mistral-style: j in p−W+1..p), and W on each side otherwise (|d| < W);
+    ``stride`` K keeps only keys whose distance is a multiple of K (strided; with a
+    window, a dilated window of W positions holding every K-th key);
+    ``global_tokens`` N adds the first N positions: every query sees them and they
+    see every key (Longformer/BigBird local + global). Causal is applied last, so a
+    global token never lets a query see its future. Masks are built per block of
+    rows, never as a whole T×S matrix.
     """
 
     causal: bool = False
@@ -82,6 +87,11 @@ class MaskSpec:
     def masks_anything(self) -> bool:
         return self.causal or self.window is not None or self.stride is not None
 
+    @property
+    def sparse(self) -> bool:
+        """A pattern beyond causal: window or stride (global tokens only widen one)."""
+        return self.window is not None or self.stride is not None
+
     def offset(self, T: int, S: int) -> int:
         """Query i lines up with key i + offset: 0 top-left, S - T bottom-right."""
         return S - T if self.alignment == "bottom-right" else 0
@@ -93,18 +103,18 @@ class MaskSpec:
         """
         if not self.masks_anything:
             return None
-        i = np.arange(r0, r1)[:, None] + self.offset(T, S)  # [r, 1] aligned query index
+        p = np.arange(r0, r1)[:, None] + self.offset(T, S)  # [r, 1] query position
         j = np.arange(S)[None, :]  # [1, S]
-        d = i - j  # [r, S] distance back from the query's own position
+        d = p - j  # [r, S] distance back from the query's own position
         ok = np.ones((r1 - r0, S), dtype=bool)
-        if self.causal:
-            ok &= d >= 0
         if self.window is not None:
             ok &= (d < self.window) if self.causal else (np.abs(d) < self.window)
         if self.stride is not None:
             ok &= (d % self.stride) == 0
-        if self.global_tokens:
+        if self.global_tokens and self.sparse:
             g = self.global_tokens
             ok |= j < g  # every query sees the global keys
-            ok[np.arange(r0, r1) < g] = True  # global queries see everything
+            ok |= (p >= 0) & (p < g)  # global queries see every key
+        if self.causal:
+            ok &= d >= 0  # last: nothing opens the future
         return ok
