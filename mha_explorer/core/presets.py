@@ -38,7 +38,9 @@ class Preset:
         # MHA presets leave key/value heads following the head count; every preset sets
         # the window and the MLA fields, so none lingers from the preset before
         kv = None if self.n_kv_heads == self.n_heads else self.n_kv_heads
-        return cfg.replace(d_model=self.d_model, n_heads=self.n_heads, n_kv_heads=kv,
+        # another model's shape: the trained layer's weights do not fit it
+        weights = "random" if cfg.weights == "minilm-l6" else cfg.weights
+        return cfg.replace(weights=weights, d_model=self.d_model, n_heads=self.n_heads, n_kv_heads=kv,
                            bias=self.bias, causal=self.causal, positions=self.positions,
                            window=self.window, mla=self.mla, kv_lora_rank=self.kv_lora_rank,
                            q_lora_rank=self.q_lora_rank, qk_nope_head_dim=self.qk_nope_head_dim,

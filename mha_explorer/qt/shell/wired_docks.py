@@ -1,0 +1,74 @@
+"""The Weights, Layers and Generation docks, and where the window's layouts put them.
+
+``add_wired_docks`` builds them (before the menus, so the View menu lists them
+with their Alt+number); ``place_wired_docks`` runs inside each layout: Weights
+above the Configuration, Layers a tab beside the Heads, Generation a tab beside
+the tables. Their torch work shares the controller's worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer
+
+from mha_explorer.qt.decode.generation_panel import GenerationPanel
+from mha_explorer.qt.panels.weights import WeightsPanel
+from mha_explorer.qt.side_jobs import SideJobs
+from mha_explorer.qt.trained.layers_panel import LayersPanel
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.shell.main_window import MainWindow
+
+WEIGHTS_HEIGHT = 150
+# of the height while the Generation tab is in front: its views draw rows of labels
+GENERATION_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
+
+
+def add_wired_docks(window: MainWindow) -> None:
+    c = window.controller
+    window.side_jobs = SideJobs(c.worker_thread, window)
+    window.weights_panel = WeightsPanel(c, window.controls)
+    window.layers_panel = LayersPanel(c, window.side_jobs, open_head=lambda h: window.heatmaps.open_head(h))
+    window.generation_panel = GenerationPanel(c, window.side_jobs)
+    left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
+    window._dock("weights", "Weights", window.weights_panel, left)
+    window._dock("layers", "Layers", window.layers_panel, bottom)
+    dock = window._dock("generation", "Generation", window.generation_panel, bottom)
+    dock.visibilityChanged.connect(lambda shown: _make_room(window, shown))
+
+
+def _make_room(window: MainWindow, shown: bool) -> None:
+    """The decode and tiles views need height: the bottom row grows while Generation is
+    the tab in front, and gives it back when another tab or the dock is chosen."""
+    dock = window.docks["generation"]
+    if dock.isFloating() or window.presenting:
+        return
+    h = window.height()
+    if shown:
+        window._room_before = dock.height()
+        share = SHORT_SCREEN_SHARE if h < SHORT_SCREEN else GENERATION_SHARE
+        window.resizeDocks([dock], [max(dock.height(), int(h * share))], Qt.Orientation.Vertical)
+    elif getattr(window, "_room_before", None):
+        window.resizeDocks([window.docks["shapes"]], [window._room_before], Qt.Orientation.Vertical)
+        window._room_before = None
+
+
+def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = False) -> None:
+    """Called by the layouts after the other docks are placed, before they are shown."""
+    d = window.docks
+    if not {"weights", "layers", "generation"} <= d.keys():
+        return
+    window.splitDockWidget(d["controls"], d["weights"], Qt.Orientation.Vertical)
+    window.splitDockWidget(d["weights"], d["controls"], Qt.Orientation.Vertical)  # weights on top
+    window.tabifyDockWidget(d["heatmaps"], d["layers"])
+    window.tabifyDockWidget(d["params"], d["generation"])
+    window.resizeDocks([d["weights"]], [WEIGHTS_HEIGHT], Qt.Orientation.Vertical)
+    if not (present or narrow):  # the heads keep the front of their own tab group
+
+        def heads_in_front() -> None:
+            d["heatmaps"].lower()
+            d["heatmaps"].raise_()
+
+        heads_in_front()
+        QTimer.singleShot(0, heads_in_front)
