@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
 
 WEIGHTS_HEIGHT = 150
+PLACING_MS = 200
 # of the height while the Generation tab is in front: its views draw rows of labels
 GENERATION_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
 
@@ -42,8 +43,8 @@ def _make_room(window: MainWindow, shown: bool) -> None:
     """The decode and tiles views need height: the bottom row grows while Generation is
     the tab in front, and gives it back when another tab or the dock is chosen."""
     dock = window.docks["generation"]
-    if dock.isFloating() or window.presenting:
-        return
+    if getattr(window, "_wired_placing", False) or dock.isFloating() or window.presenting:
+        return  # a layout being made chooses its own sizes
     h = window.height()
     if shown:
         window._room_before = dock.height()
@@ -59,6 +60,9 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
     d = window.docks
     if not {"weights", "layers", "generation"} <= d.keys():
         return
+    window._wired_placing = True  # until the layout's own deferred steps have run
+    window._room_before = None
+    QTimer.singleShot(PLACING_MS, lambda: setattr(window, "_wired_placing", False))
     window.splitDockWidget(d["controls"], d["weights"], Qt.Orientation.Vertical)
     window.splitDockWidget(d["weights"], d["controls"], Qt.Orientation.Vertical)  # weights on top
     window.tabifyDockWidget(d["heatmaps"], d["layers"])
