@@ -68,6 +68,7 @@ def test_choosing_minilm_shows_twelve_heads_labelled_with_word_pieces(trained_wi
 @needs_package
 def test_clicking_a_grid_cell_opens_that_layer_and_head(trained_window, qtbot):
     window = trained_window
+    window.docks["layers"].raise_()  # the grid is seen before it is clicked
     grid = window.layers_panel.grid
     qtbot.waitUntil(lambda: grid.shape == (6, 12), timeout=WAIT_MS)
     with qtbot.waitSignal(window.controller.trace_ready, timeout=WAIT_MS):
@@ -119,6 +120,7 @@ def test_the_decode_dock_steps_with_the_stage_keys_when_focused(make_window, qtb
 def test_the_tiles_tab_follows_the_config(make_window, qtbot):
     window = make_window(MHAConfig(d_model=32, n_heads=4, batch=1, seq=10, causal=True, device="cpu"))
     gen = window.generation_panel
+    window.docks["generation"].raise_()
     gen.tabs.setCurrentIndex(1)
     tiles = gen.tiles_view
     gen.br_spin.setValue(4)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 DECODE_JOB = "decode"
 TILES_JOB = "tiles"
 PLAY_MS = 700
+DEBOUNCE_MS = 150  # as the controller waits for edits to pause
 STEP_KEYS = {Qt.Key.Key_Right: "next", Qt.Key.Key_PageDown: "next", Qt.Key.Key_Down: "next",
              Qt.Key.Key_Left: "previous", Qt.Key.Key_PageUp: "previous", Qt.Key.Key_Up: "previous",
              Qt.Key.Key_Home: "first", Qt.Key.Key_End: "last", Qt.Key.Key_Space: "play"}
@@ -103,6 +104,9 @@ class GenerationPanel(QWidget):
 
         self._play = QTimer(self, interval=PLAY_MS)
         self._play.timeout.connect(self._advance)
+        self._wanted: set[str] = set()  # what to ask for once shown and the edits pause
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._send)
         for view in self._steppers:
             view.installEventFilter(self)
         for spin in (self.prompt_spin, self.steps_spin, self.layers_spin):
@@ -137,13 +141,31 @@ class GenerationPanel(QWidget):
         self.request_tiles()
 
     def request_decode(self, *_args) -> None:
-        c = self._controller
-        self._jobs.submit(DECODE_JOB, _decode, c.config, self.prompt_spin.value(), self.steps_spin.value(),
-                          self.layers_spin.value(), c.batch_index)
+        self._want(DECODE_JOB)
 
     def request_tiles(self, *_args) -> None:
-        block = (self.br_spin.value(), self.bc_spin.value())
-        self._jobs.submit(TILES_JOB, _tiles, self._controller.config, block)
+        self._want(TILES_JOB)
+
+    def _want(self, kind: str) -> None:
+        """Ask once the edits pause, and only while the dock is on screen: hidden, the
+        worker's time goes to the stages."""
+        self._wanted.add(kind)
+        if self.isVisible():
+            self._debounce.start()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._wanted:
+            self._debounce.start()
+
+    def _send(self) -> None:
+        c = self._controller
+        if DECODE_JOB in self._wanted:
+            self._jobs.submit(DECODE_JOB, _decode, c.config, self.prompt_spin.value(),
+                              self.steps_spin.value(), self.layers_spin.value(), c.batch_index)
+        if TILES_JOB in self._wanted:
+            self._jobs.submit(TILES_JOB, _tiles, c.config, (self.br_spin.value(), self.bc_spin.value()))
+        self._wanted.clear()
 
     def _on_done(self, kind: str, result: object) -> None:
         if not isinstance(result, dict):

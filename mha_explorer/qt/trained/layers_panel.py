@@ -106,10 +106,21 @@ class LayersPanel(QWidget):
             self._asked_maps = pieces
             self.note.setText(f"Reading “{' '.join(pieces)}” through all {info.N_LAYERS} layers…")
             self._jobs.submit(LAYERS_JOB, _all_layers, pieces)
-        if (cfg.layer, pieces) != self._asked_ablation:
-            self._asked_ablation = (cfg.layer, pieces)
-            self._jobs.submit(ABLATION_JOB, _layer_ablation, cfg.layer, pieces)
+        self._ask_ablation()
         self._show_layer(cfg.layer)
+
+    def _ask_ablation(self) -> None:
+        """Twelve reruns of the rest of the model: only while the dock is on screen."""
+        cfg = self._controller.config
+        wanted = (cfg.layer, tuple(cfg.tokens or ()))
+        if (self.isVisible() and cfg.weights == info.WEIGHTS_NAME and wanted[1][:1] == (info.CLS,)
+                and wanted != self._asked_ablation):
+            self._asked_ablation = wanted
+            self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._ask_ablation()
 
     def _on_done(self, kind: str, result: object) -> None:
         if kind == LAYERS_JOB and isinstance(result, dict):
