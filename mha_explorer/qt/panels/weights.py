@@ -27,10 +27,9 @@ RANDOM = "random"
 CHOICES = (("random (untrained)", RANDOM), (info.DISPLAY_NAME, info.WEIGHTS_NAME))
 # the configuration rows a trained layer fixes (its shape, its mask, its length)
 LOCKED_BOXES = ("preset", "d_model", "n_heads", "n_kv_heads", "kv_seq", "causal", "bias", "seq")
-RANDOM_NOTE = "Seeded random weights: the maps show structure, not learned meaning."
-TRAINED_NOTE = (f"{info.DISPLAY_NAME}: d_model {info.D_MODEL}, {info.N_HEADS} heads of {info.D_K}, "
-                "biases, no mask. The sentence is read as the model's word pieces; the controls "
-                "that would change the model's shape are switched off.")
+RANDOM_NOTE = "Seeded random weights: structure, not learned meaning."
+TRAINED_NOTE = (f"A trained layer: D {info.D_MODEL}, {info.N_HEADS} heads, biases, no mask; the "
+                "controls that would change its shape are locked. Tokens are its word pieces.")
 
 
 def trained_edits(cfg: MHAConfig, layer: int) -> dict[str, Any]:
