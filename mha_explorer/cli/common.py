@@ -89,7 +89,8 @@ def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) ->
     changes: dict[str, Any] = {f: getattr(args, a) for a, f in _FLAG_FIELDS.items()
                                if getattr(args, a, None) is not None}
     sentence = getattr(args, "sentence", None)
-    if changes.get("weights", cfg.weights) == WEIGHTS_NAME:
+    # a saved trained config keeps its word pieces; a new choice or sentence is re-read
+    if changes.get("weights", cfg.weights) == WEIGHTS_NAME and ("weights" in changes or sentence is not None):
         return apply_edits(cfg, trained_changes(cfg, changes, sentence))
     if sentence is not None:  # --sentence "" has no words: an error
         words = sentence_tokens(sentence)

@@ -87,3 +87,21 @@ def test_bad_input_is_one_line_and_exit_2(argv, words):
     done = run_cli(*argv)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(PREFIX) and done.stderr.count("\n") == 1 and words in done.stderr
+
+
+def test_a_saved_trained_config_opens_without_reading_the_tokenizer_again(monkeypatch):
+    import argparse
+
+    from mha_explorer.cli import common
+    from mha_explorer.core.config import MHAConfig
+    from mha_explorer.core.trained import model_info as info
+
+    def no_tokenizer(_tokens):
+        raise AssertionError("the tokenizer was read")
+
+    monkeypatch.setattr(common, "as_pieces", no_tokenizer)
+    pieces = ("[CLS]", "hi", "[SEP]")
+    saved = MHAConfig(**{**info.MODEL_FIELDS, "weights": "minilm-l6", "layer": 2, "tokens": pieces,
+                         "seq": 3})
+    cfg = common.config_from_args(argparse.Namespace(batch=3), saved)
+    assert (cfg.weights, cfg.layer, cfg.tokens, cfg.batch) == ("minilm-l6", 2, pieces, 3)
