@@ -68,7 +68,8 @@ def format_plan(plan: Plan) -> str:
     c = plan.config
     title = (f"MHA Explorer — {c.variant}: D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}  "
              f"B={c.batch}  T={c.T}  S={c.S}  {c.dtype}"
-             + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias"))
+             + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias")
+             + (f"  weights {c.weights}, layer {c.layer}" if c.weights != "random" else ""))
     return "\n".join([title, "", *shapes_lines(plan), "", *_param_lines(plan), "",
                       *_memory_lines(plan)])
 
