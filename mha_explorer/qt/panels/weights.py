@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.trained import model_info as info
@@ -73,15 +73,18 @@ class WeightsPanel(QWidget):
         self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.note.setAccessibleName("About the weights")
 
-        form = QFormLayout()
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addRow("Weights", self.combo)
-        form.addRow("Layer", self.layer_spin)
+        # the dock's title names the choice: no label column, so the panel stays as narrow
+        # as the configuration under it, in presentation type too
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
-        layout.addLayout(form)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.combo)
+        layout.addWidget(self.layer_spin)
         layout.addWidget(self.note)
         layout.addStretch(1)
+        # room for the choice, the layer and three lines of note, however the column is shared
+        self.setMinimumHeight(self.combo.sizeHint().height() + self.layer_spin.sizeHint().height()
+                              + 3 * self.note.fontMetrics().lineSpacing() + 16)
 
         if not self.available:
             model = self.combo.model()

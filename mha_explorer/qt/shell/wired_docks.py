@@ -20,10 +20,11 @@ from mha_explorer.qt.trained.layers_panel import LayersPanel
 if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
 
-WEIGHTS_HEIGHT = 150
+WEIGHTS_HEIGHT = 120
 PLACING_MS = 200
-# of the height while the Generation tab is in front: its views draw rows of labels
-GENERATION_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
+# of the height while Layers or Generation is the tab in front: their views draw rows of labels
+ROOMY_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
+ROOMY_DOCKS = ("layers", "generation")
 
 
 def add_wired_docks(window: MainWindow) -> None:
@@ -34,25 +35,35 @@ def add_wired_docks(window: MainWindow) -> None:
     window.generation_panel = GenerationPanel(c, window.side_jobs)
     left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     window._dock("weights", "Weights", window.weights_panel, left)
-    window._dock("layers", "Layers", window.layers_panel, bottom)
-    dock = window._dock("generation", "Generation", window.generation_panel, bottom)
-    dock.visibilityChanged.connect(lambda shown: _make_room(window, shown))
+    window._room_before = None
+    for key, title, panel in (("layers", "Layers", window.layers_panel),
+                              ("generation", "Generation", window.generation_panel)):
+        dock = window._dock(key, title, panel, bottom)
+        dock.visibilityChanged.connect(lambda shown, k=key: _make_room(window, k, shown))
 
 
-def _make_room(window: MainWindow, shown: bool) -> None:
-    """The decode and tiles views need height: the bottom row grows while Generation is
-    the tab in front, and gives it back when another tab or the dock is chosen."""
-    dock = window.docks["generation"]
+def _make_room(window: MainWindow, key: str, shown: bool) -> None:
+    """The grid of layers and the decode and tiles views need height: the bottom row
+    grows while one of them is the tab in front, and gives it back afterwards."""
+    dock = window.docks[key]
     if getattr(window, "_wired_placing", False) or dock.isFloating() or window.presenting:
         return  # a layout being made chooses its own sizes
     h = window.height()
     if shown:
-        window._room_before = dock.height()
-        share = SHORT_SCREEN_SHARE if h < SHORT_SCREEN else GENERATION_SHARE
+        if window._room_before is None:
+            window._room_before = dock.height()
+        share = SHORT_SCREEN_SHARE if h < SHORT_SCREEN else ROOMY_SHARE
         window.resizeDocks([dock], [max(dock.height(), int(h * share))], Qt.Orientation.Vertical)
-    elif getattr(window, "_room_before", None):
-        window.resizeDocks([window.docks["shapes"]], [window._room_before], Qt.Orientation.Vertical)
-        window._room_before = None
+    else:
+        QTimer.singleShot(0, lambda: _give_back_room(window))  # after the next tab shows
+
+
+def _give_back_room(window: MainWindow) -> None:
+    roomy = [window.docks[k] for k in ROOMY_DOCKS]
+    if window._room_before is None or any(d.isVisible() and not d.isFloating() for d in roomy):
+        return
+    window.resizeDocks([window.docks["shapes"]], [window._room_before], Qt.Orientation.Vertical)
+    window._room_before = None
 
 
 def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = False) -> None:
