@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mha_explorer.cli import decode, export, heads, shapes, tiles, window
+from mha_explorer.cli import decode, export, heads, lab, shapes, tiles, window
 from mha_explorer.cli.common import (
     EXIT_USAGE,
     Parser,
@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     heads,
     decode,
     tiles,
+    lab,
 )
 
 __all__ = ["EXIT_USAGE", "add_config_flags", "build_parser", "config_from_args", "main", "one_line"]
