@@ -96,6 +96,11 @@ class Controller(QObject):
             self._thread.quit()
             self._thread.wait()
 
+    @property
+    def worker_thread(self) -> QThread:
+        """The thread where torch runs; other jobs (qt/side_jobs.py) share it."""
+        return self._thread
+
     def is_running(self) -> bool:
         """Whether the compute thread is alive (started and not yet shut down)."""
         return self._thread.isRunning()

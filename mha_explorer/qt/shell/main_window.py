@@ -29,6 +29,7 @@ from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter
 from mha_explorer.qt.shell.settings import Preferences
 from mha_explorer.qt.shell.status_bar import StatusBarView
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.qt.shell.wired_docks import add_wired_docks, place_wired_docks
 from mha_explorer.qt.stage.stage_view import StageView
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self._dock("heatmaps", "Heads", self._heads_placeholder, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("params", "Parameters && memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
+        add_wired_docks(self)  # Weights, Layers, Generation
 
         self.key_help = KeyHelpOverlay(self)
         self.help_dialog: HelpDialog | None = None
@@ -169,6 +171,7 @@ class MainWindow(QMainWindow):
             else:
                 self.splitDockWidget(d["shapes"], d["heatmaps"], Qt.Orientation.Horizontal)
             self.tabifyDockWidget(d["shapes"], d["params"])
+        place_wired_docks(self, present, narrow)
         for dock in d.values():
             dock.show()
         # the heads lead on a projector; on a laptop's short tab row the table reads better
