@@ -53,10 +53,15 @@ def test_presentation_enlarges_the_type_and_tucks_away_the_advanced_controls(qtb
     assert app.font().pointSizeF() >= BODY_PT >= 20
     for panel, points in panel_type(window).items():
         assert points >= 20, (panel, points)
+    # stage first: the configuration waits for its key, the arithmetic and the code too
+    assert not window.docks["controls"].isVisible()
+    assert not window.docks["params"].isVisible() and not window.docks["shapes"].isVisible()
+    assert window.docks["stages"].isVisible() and window.docks["heatmaps"].isVisible()
+    assert not window.stage_view.code_panel.isVisible()
+    window.actions["toggle_controls"].trigger()  # one key (Alt+2) shows the configuration
+    assert window.docks["controls"].isVisible()
     assert not any(w.isVisible() for w in advanced_widgets(window.controls))
     assert all(w.isVisible() for w in basic_widgets(window.controls))
-    assert not window.docks["params"].isVisible()  # the arithmetic is for reading up close
-    assert window.docks["stages"].isVisible() and window.docks["heatmaps"].isVisible()
     assert window.menuBar().isHidden() and window.statusBar().isHidden()
 
     window.set_presentation(False)

@@ -303,6 +303,7 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self._colormap = ""
         self._value_name: str | None = None  # the bar's axis title, as last set
         ink_axes(self._axes(), self)
+        self._fit_width()
 
     def _axes(self):
         return [self.bar.getAxis(name) for name in ("left", "bottom", "right", "top")]
@@ -320,10 +321,29 @@ class ColorBarView(pg.GraphicsLayoutWidget):
             self.bar.setLevels(maps.levels)
         if self._value_name != maps.value_name:
             self._value_name = maps.value_name
-            self.bar.getAxis("left").setLabel(maps.value_name)
+            self._label_axis()
+
+    def _label_axis(self) -> None:
+        """The bar's title in the widget's own type (pyqtgraph's default is small)."""
+        if self._value_name is not None:
+            self.bar.getAxis("left").setLabel(
+                self._value_name, **{"font-size": f"{self.font().pointSizeF():g}pt"})
+
+    def _fit_width(self) -> None:
+        """Room for the bar, its numbers and its title at the current type: a fixed
+        width dropped every number but "0" at projector type."""
+        metrics = self.fontMetrics()
+        numbers = metrics.horizontalAdvance("-0.00") + 12  # pyqtgraph drops a number wider
+        for axis in self._axes():  # than its axis, and measures only what it drew
+            if axis.style["showValues"] and axis.orientation in ("left", "right"):
+                axis.setWidth(numbers)
+        self.setFixedWidth(max(COLOR_BAR_PX, 16 + numbers + metrics.height() + 4))
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette
         if event.type() == QEvent.Type.PaletteChange and bar is not None:
             ink_axes(self._axes(), self)
+        if event.type() == QEvent.Type.FontChange and bar is not None:
+            self._fit_width()
+            self._label_axis()
         super().changeEvent(event)

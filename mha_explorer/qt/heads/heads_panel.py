@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -35,6 +36,7 @@ from mha_explorer.core.head_maps import (
 )
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
+from mha_explorer.qt.stage.stage_notes import weights_note
 
 if TYPE_CHECKING:
     from mha_explorer.core.trace import Trace
@@ -107,6 +109,9 @@ class HeatmapPanel(QWidget):
                              (self.rows_spin, "First query row shown")):
             widget.setAccessibleName(name)  # what a screen reader says for the control
         self.caption = QLabel(wordWrap=True)
+        self.weights_note = QLabel(wordWrap=True)  # random weights: the maps mean nothing yet
+        self.weights_note.setObjectName("heads_weights_note")
+        self.weights_note.setProperty("role", "muted")
         self.hover_label = QLabel(
             " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hover_label.setMinimumHeight(self.hover_label.fontMetrics().height() + 4)
@@ -121,7 +126,10 @@ class HeatmapPanel(QWidget):
         for w in (batch_label, self.batch_spin, self.tensor_label, self.tensor_combo,
                   self.stretch_check, self.rows_label, self.rows_spin):
             controls.addWidget(w)
-        controls.addStretch(1)
+        # what the pointer is over, in the controls' row: a line of its own under the
+        # maps took a line of height from every map
+        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        controls.addWidget(self.hover_label, 1)
 
         self._grid_host = QWidget()
         self._grid = QGridLayout(self._grid_host)
@@ -141,8 +149,8 @@ class HeatmapPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(self.caption)
+        layout.addWidget(self.weights_note)
         layout.addLayout(maps_row, 1)
-        layout.addWidget(self.hover_label)
 
         self.batch_spin.valueChanged.connect(controller.set_batch_index)
         self.tensor_combo.currentIndexChanged.connect(self.refresh)
@@ -153,6 +161,7 @@ class HeatmapPanel(QWidget):
         controller.batch_index_changed.connect(self._on_batch_index)
         controller.config_changed.connect(self._on_config)
         self._sync_batch_range(controller.config)
+        self._show_weights_note(controller.config)
         self.refresh()
 
     # what is shown --------------------------------------------------------------
@@ -169,7 +178,9 @@ class HeatmapPanel(QWidget):
         return self.maps.describe(index, row, col) if self.maps is not None else ""
 
     def open_head(self, index: int) -> HeadDialog:
-        """Show map ``index`` large, with the top-k keys of a chosen query."""
+        """Show map ``index`` large, with the top-k keys of a chosen query; the stage
+        diagram draws that head too (the first head of a K/V head's group)."""
+        self.controller.set_head(self.head_of_map(index))
         tensor, stretch = self.tensor_combo.currentText(), self.stretch_check.isChecked()
         if self.dialog is None:
             self.dialog = HeadDialog(self.controller, index, tensor, stretch, parent=self)
@@ -178,6 +189,11 @@ class HeatmapPanel(QWidget):
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog
+
+    def head_of_map(self, index: int) -> int:
+        if self.maps is not None and not self.maps.shows_query_heads:
+            return index * self.controller.config.group_size  # a map per K/V head
+        return index
 
     # controller signals ---------------------------------------------------------
     def _on_trace(self, _trace: Trace) -> None:
@@ -189,6 +205,12 @@ class HeatmapPanel(QWidget):
         self._stale = True
         self._sync_batch_range(cfg)
         self._set_caption()
+        self._show_weights_note(cfg)
+
+    def _show_weights_note(self, cfg) -> None:
+        text = weights_note(cfg)
+        self.weights_note.setText(text)
+        self.weights_note.setVisible(bool(text))
 
     def _on_batch_index(self, b: int) -> None:
         if self.batch_spin.value() != b:
