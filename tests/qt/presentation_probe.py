@@ -37,6 +37,7 @@ def probe(screen, folder: Path) -> dict:
         QTest.qWait(50)
         waited += 50
     window.heatmaps  # noqa: B018 - built with the first trace
+    QTest.qWait(300)  # the heads' grid settles (the window may grow to its new minimum)
     normal = QRect(window.geometry())
     window.set_presentation(True)
     QTest.qWait(300)

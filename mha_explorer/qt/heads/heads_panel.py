@@ -108,12 +108,13 @@ class HeatmapPanel(QWidget):
                              (self.stretch_check, "Stretch colours"),
                              (self.rows_spin, "First query row shown")):
             widget.setAccessibleName(name)  # what a screen reader says for the control
-        self.caption = QLabel(wordWrap=True)
+        self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.weights_note = QLabel(wordWrap=True)  # random weights: the maps mean nothing yet
         self.weights_note.setObjectName("heads_weights_note")
         self.weights_note.setProperty("role", "muted")
-        self.hover_label = QLabel(
-            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hover_label = QLabel(  # plain: a token such as "<h1>" is a word, not markup
+            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
+            textFormat=Qt.TextFormat.PlainText)
         self.hover_label.setMinimumHeight(self.hover_label.fontMetrics().height() + 4)
 
         controls = QHBoxLayout()
