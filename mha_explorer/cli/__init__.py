@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mha_explorer.cli import export, shapes, window
+from mha_explorer.cli import export, lab, shapes, window
 from mha_explorer.cli.common import (
     EXIT_USAGE,
     Parser,
@@ -25,6 +25,7 @@ from mha_explorer.core.config import ConfigError
 SUBCOMMANDS = (
     shapes,
     export,
+    lab,
 )
 
 __all__ = ["EXIT_USAGE", "add_config_flags", "build_parser", "config_from_args", "main", "one_line"]

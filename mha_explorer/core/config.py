@@ -45,32 +45,20 @@ CAPS: dict[str, int] = {
     "v_head_dim": 4_096,
 }
 
-FIELD_LABELS = {
-    "d_model": "d_model",
+# how each field is named in messages (most by their own name)
+FIELD_LABELS = {name: name for name in (
+    "d_model", "batch", "seed", "dtype", "device", "causal", "bias", "weights", "layer", "positions",
+    "window", "stride", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim",
+)} | {
     "n_heads": "heads",
     "n_kv_heads": "key/value heads",
-    "batch": "batch",
     "seq": "sequence length",
     "kv_seq": "key/value length",
-    "seed": "seed",
-    "dtype": "dtype",
-    "device": "device",
     "causal_alignment": "causal alignment",
-    "causal": "causal",
-    "bias": "bias",
-    "weights": "weights",
-    "layer": "layer",
     "weights_path": "weights file",
-    "positions": "positions",
-    "window": "window",
-    "stride": "stride",
     "global_tokens": "global tokens",
     "mla": "latent attention",
-    "kv_lora_rank": "kv_lora_rank",
-    "q_lora_rank": "q_lora_rank",
-    "qk_nope_head_dim": "qk_nope_head_dim",
-    "qk_rope_head_dim": "qk_rope_head_dim",
-    "v_head_dim": "v_head_dim",
 }
 
 
@@ -213,7 +201,7 @@ class MHAConfig:
         """The key/value head that query head ``head`` reads (GQA: i // (H / Hkv))."""
         return head // self.group_size
 
-    def replace(self, **changes: Any) -> "MHAConfig":
+    def replace(self, **changes: Any) -> MHAConfig:
         """A new config with ``changes`` applied; raises ConfigError if invalid."""
         return dataclasses.replace(self, **changes)
 
@@ -223,7 +211,7 @@ class MHAConfig:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "MHAConfig":
+    def from_dict(cls, data: dict[str, Any]) -> MHAConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mha_explorer.core import engine
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.decode_plan import check_decode, decode_config, kept_tokens
 from mha_explorer.core.specs import MaskSpec
+from mha_explorer.core.weights import source_for
 
 RUN_MAX_TOKENS = 8_192  # P + N computed here (the plan alone goes further)
 
@@ -31,10 +31,9 @@ def layer_tensors(cfg: MHAConfig) -> tuple[dict[str, torch.Tensor], torch.Tensor
 
     The one place that knows where they come from, so the decode and tiled paths
     follow the engine's choice of weights."""
-    w = engine.make_weights(cfg)
-    pairs = [engine.make_inputs(cfg, b) for b in range(cfg.batch)]
-    x = torch.stack([p[0] for p in pairs])  # [B, T, D]
-    xkv = torch.stack([p[1] for p in pairs]) if cfg.is_cross else x  # [B, S, D]
+    source = source_for(cfg)
+    w = source.weights(cfg, "cpu", torch.float32)
+    x, xkv = source.inputs(cfg, range(cfg.batch), "cpu", torch.float32)  # [B, T, D], [B, S, D]
     return w, x, xkv
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mha_explorer.core.config import ConfigError, MHAConfig
@@ -29,6 +30,9 @@ FULL_DETAIL_MAX_CELLS = 1 << 24
 SHOWN_MAX_CELLS = 1 << 23  # H × rows × S kept for display in windowed mode
 SHOWN_MAX_ROWS = 512
 CHUNK_MAX_CELLS = 1 << 22  # H × rows × S computed at once in windowed mode
+# torch's own first-run allocations (thread pools, kernel workspaces), measured as
+# the peak RSS growth of the smallest run in a fresh process (benchmarks/bench_memory.py)
+RUNTIME_OVERHEAD = 11 << 20
 
 
 class MemoryBudgetError(ConfigError):
@@ -44,16 +48,42 @@ class MemoryBudgetError(ConfigError):
         self.budget = budget
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")
+class BudgetSettingError(ConfigError):
+    """The memory budget variable holds something that is not a size."""
+
+    def __init__(self, value: str, why: str = "is not a size"):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        super().__init__("memory", f"{BUDGET_ENV}={shown!r} {why}; write e.g. 4G, 512M or 1000000 "
+                         "(bytes), or leave it unset for half the free memory")
+        self.variable = BUDGET_ENV
+        self.value = value
+
+
+_SIZE = re.compile(r"^\s*(\d{1,30}(?:\.\d{1,30})?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")
+_SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MAX_BUDGET = 1 << 60  # an exbibyte: anything larger is a typing slip, not a machine
 
 
 def parse_bytes(text: str) -> int:
-    """'4G', '512MiB', '1000000' -> bytes; ValueError with a clear message otherwise."""
+    """'4G', '512MiB', '1000000' -> bytes; BudgetSettingError (a ConfigError) otherwise."""
     m = _SIZE.match(text)
     if not m:
-        raise ValueError(f"cannot read '{text}' as a size; write e.g. 4G or 512M")
-    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
-    return int(float(m.group(1)) * scale)
+        raise BudgetSettingError(text)
+    size = int(float(m.group(1)) * _SCALE[m.group(2).lower()])
+    if size <= 0:
+        raise BudgetSettingError(text, "is not a positive size")
+    if size > MAX_BUDGET:
+        raise BudgetSettingError(text, "is larger than any machine (over 1 EiB)")
+    return size
+
+
+def budget_from_env() -> int | None:
+    """The budget set by MHA_EXPLORER_MEMORY_BUDGET, None when unset or empty;
+    BudgetSettingError naming the variable and the accepted forms when it is not a size."""
+    raw = os.environ.get(BUDGET_ENV)
+    if raw is None or raw == "":
+        return None
+    return parse_bytes(raw)
 
 
 def available_ram() -> int:
@@ -65,11 +95,22 @@ def available_ram() -> int:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def default_budget(available: int | None = None) -> int:
-    """The budget from the environment override, else a fraction of what is free."""
-    env = os.environ.get(BUDGET_ENV)
-    if env:
-        return parse_bytes(env)
+def default_budget(available: int | None = None, *,
+                   on_bad_setting: Callable[[BudgetSettingError], None] | None = None) -> int:
+    """The budget from the environment override, else a fraction of what is free.
+
+    A bad override raises BudgetSettingError, unless ``on_bad_setting`` is given: then
+    it is told (the window shows it as a warning) and the default is used.
+    """
+    try:
+        env = budget_from_env()
+    except BudgetSettingError as err:
+        if on_bad_setting is None:
+            raise
+        on_bad_setting(err)
+        env = None
+    if env is not None:
+        return env
     free = available_ram() if available is None else available
     return int(free * DEFAULT_BUDGET_FRACTION)
 
@@ -100,28 +141,52 @@ def chunk_rows(cfg: MHAConfig) -> int:
 
 
 def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
-    """Peak bytes for both ways of computing.
+    """Peak bytes for both ways of computing, counted as the engine allocates.
 
     ``host_copy``: whether results need a float32 copy on the host (any dtype
     other than float32, or a GPU); None guesses from the config.
     """
-    plan = build_plan(cfg)
-    e = cfg.elem_bytes
     if host_copy is None:
         host_copy = cfg.dtype != "float32" or cfg.device not in ("cpu", "auto")
-    B, T, S, D, H, dk, kvD = cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
-    weights = plan.memory.weights
-    repeat = 2 * B * H * S * dk * e if cfg.Hkv != H else 0  # K, V repeated for GQA
-    temp = B * H * T * S * e  # the unscaled product before masking
-    full = weights + plan.memory.activations + repeat + temp
-    if host_copy:
-        full += plan.memory.activations * 4 // e
-
+    plan = build_plan(cfg)
+    weights = plan.memory.weights + RUNTIME_OVERHEAD
+    full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True, keeps=True)
     rows, chunk = shown_rows(cfg), chunk_rows(cfg)
-    # one batch element's X, X_kv, Q, K, V, (repeated K, V), context, merged, Y
-    per_elem = (3 * T * D + S * D + 2 * S * kvD + (2 * H * S * dk if cfg.Hkv != H else 0)
-                + H * T * dk) * e
-    attn_chunk = 3 * H * chunk * S * e
-    kept = (per_elem + 2 * H * rows * S * e) * (4 // e if host_copy else 1)
-    windowed = weights + 2 * per_elem + attn_chunk + kept
-    return Estimate(full, windowed, rows, chunk, B * H * T * S <= FULL_DETAIL_MAX_CELLS)
+    kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
+    # the element shown is computed with its host copies, or it is kept (float32 on the
+    # host) while another element is computed without them
+    shown_now = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=True)
+    other = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=False)
+    shown_before = _kept_elements(cfg, 1) * 4 + other if cfg.batch > 1 else 0
+    windowed = weights + kept_window + max(shown_now, shown_before)
+    return Estimate(full, windowed, rows, chunk, cfg.batch * cfg.H * cfg.T * cfg.S <= FULL_DETAIL_MAX_CELLS)
+
+
+def _kept_elements(cfg: MHAConfig, nb: int) -> int:
+    """Elements of X, X_kv, Q, K, V, context, merged and Y for ``nb`` batch elements."""
+    T, S, D, kvD = cfg.T, cfg.S, cfg.d_model, cfg.kv_dim
+    merged = T * D if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
+    return nb * (3 * T * D + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged + T * D)
+
+
+def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool, keeps: bool) -> int:
+    """Bytes beyond the weights for ``nb`` batch elements computed ``rows`` query rows
+    at a time: the larger of the attention block's moment and the end of the stages."""
+    e, h = cfg.elem_bytes, (4 if host_copy and keeps else 0)
+    T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
+    inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
+    projections = nb * (T * D + 2 * S * kvD)
+    kv_copies = 2 * nb * S * kvD if nb > 1 and cfg.Hkv > 1 and S > 1 else 0  # K, V laid out head-major
+    context = nb * H * T * dk
+    block_cells = nb * H * rows * S
+    block_context = nb * H * rows * dk
+    mask = rows * S if cfg.mask_spec.masks_anything else 0  # one bool per cell of the block
+    shown = block_cells * 2 * h  # host copies of the block
+    # in full mode the block is the whole context; windowed mode also holds the whole one
+    whole_context = 0 if kept_whole else context * e
+    attention = (whole_context + kv_copies * e + mask + max(
+        block_context * e + block_cells * e,  # Q rows copied, scores made
+        2 * block_cells * e + block_context * e + shown))  # scores, weights, context, their copies
+    kept_cells = 2 * block_cells * (h or e) if kept_whole else 0
+    end = _kept_elements(cfg, nb) * (e + h) + kept_cells  # every stage's tensor, and host copies
+    return max((inputs + projections) * e + attention, end)

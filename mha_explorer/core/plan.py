@@ -6,9 +6,11 @@ and ``mha-explorer shapes`` answer instantly even for sizes nobody could run.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.params import ParamPlan, ParamTerm, param_plan  # noqa: F401 - re-exported
 
 STAGE_IDS = (
     "input", "project", "view", "transpose", "scores",
@@ -77,34 +79,6 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class ParamTerm:
-    name: str
-    formula: str  # symbols, e.g. "D × (Hkv·d_k)"
-    numbers: str  # the same with this config's numbers, e.g. "4096 × 1024"
-    count: int
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "formula": self.formula, "numbers": self.numbers, "count": self.count}
-
-
-@dataclass(frozen=True)
-class ParamPlan:
-    terms: tuple[ParamTerm, ...]
-    total: int
-    total_formula: str
-    single_head_total: int  # H = Hkv = 1 at the same d_model
-    mha_total: int  # Hkv = H at the same d_model
-
-    def to_dict(self) -> dict:
-        return {
-            "terms": [t.to_dict() for t in self.terms], "total": self.total,
-            "total_formula": self.total_formula, "single_head_total": self.single_head_total,
-            "mha_total": self.mha_total,
-            **{t.name: t.count for t in self.terms},
-        }
-
-
-@dataclass(frozen=True)
 class MemoryPlan:
     kv_cache_per_token: int  # K and V for one token, one layer
     kv_cache_per_sequence: int  # x S
@@ -155,7 +129,7 @@ def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     if 0 in shape:
         return True
     expected = 1
-    for size, stride in zip(reversed(shape), reversed(strides)):
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
         if size != 1 and stride != expected:
             return False
         expected *= size
@@ -174,60 +148,85 @@ def _swap(t: tuple, i: int, j: int) -> tuple:
     return tuple(t)
 
 
+@functools.lru_cache(maxsize=16)
 def build_plan(cfg: MHAConfig) -> Plan:
-    B, T, S, D = cfg.batch, cfg.T, cfg.S, cfg.d_model
-    H, Hkv, dk, kvD, e = cfg.H, cfg.Hkv, cfg.d_k, cfg.kv_dim, cfg.elem_bytes
-    kv_sym = "D" if Hkv == H else "Hkv·d_k"
-    q_src = "X"
-    kv_src = "X_kv" if cfg.is_cross else "X"
-    bias = " + b" if cfg.bias else ""
+    """The plan of a config (cached: the engine, the guard and the tables all ask for it)."""
+    stages = (
+        _input_stage(cfg), _project_stage(cfg), *_view_and_transpose(cfg), _scores_stage(cfg),
+        *_softmax_and_sum(cfg), _merge_stage(cfg), _output_stage(cfg),
+    )
+    B, T, S, kvD, e = cfg.batch, cfg.T, cfg.S, cfg.kv_dim, cfg.elem_bytes
+    params = param_plan(cfg)
+    memory = MemoryPlan(
+        kv_cache_per_token=2 * kvD * e,
+        kv_cache_per_sequence=2 * kvD * e * S,
+        kv_cache_batch=2 * kvD * e * S * B,
+        attention_matrix=B * cfg.H * T * S * e,
+        weights=params.total * e,
+        activations=sum(s.bytes for s in stages),
+    )
+    dims = {"B": B, "T": T, "S": S, "D": cfg.d_model, "H": cfg.H, "Hkv": cfg.Hkv, "d_k": cfg.d_k,
+            "Hkv·d_k": kvD}
+    return Plan(cfg, stages, params, memory, dims)
 
-    # input
+
+def _input_stage(cfg: MHAConfig) -> Stage:
+    B, T, S, D, e = cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.elem_bytes
     inputs = [_tensor("X", "BTD", (B, T, D), e)]
     if cfg.is_cross:
         inputs.append(_tensor("X_kv", "BSD", (B, S, D), e))
-    stages = [Stage(
+    return Stage(
         "input", "Input tokens",
         "X ∈ ℝ^(B×T×D)" + (", X_kv ∈ ℝ^(B×S×D)" if cfg.is_cross else ""),
         "Each of the T tokens in each of the B sequences is a vector of D numbers."
         + (" Keys and values come from a second sequence of S tokens (cross-attention)."
            if cfg.is_cross else ""),
         tuple(inputs), 0,
-    )]
+    )
 
-    # project: Q = X W_Qᵀ (+ b), K/V narrower under GQA/MQA
+
+def _project_stage(cfg: MHAConfig) -> Stage:
+    """Q = X W_Qᵀ (+ b); K and V narrower under GQA/MQA."""
+    B, T, S, D, H, Hkv, kvD, e = (cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.Hkv, cfg.kv_dim,
+                                  cfg.elem_bytes)
+    kv_sym = "D" if Hkv == H else "Hkv·d_k"
+    kv_src = "X_kv" if cfg.is_cross else "X"
+    bias = " + b" if cfg.bias else ""
     q = _tensor("Q", ("B", "T", "D"), (B, T, D), e)
     k = _tensor("K", ("B", "S", kv_sym), (B, S, kvD), e)
     v = _tensor("V", ("B", "S", kv_sym), (B, S, kvD), e)
-    proj_flops = 2 * B * T * D * D + 2 * 2 * B * S * D * kvD
+    flops = 2 * B * T * D * D + 2 * 2 * B * S * D * kvD
     if cfg.bias:
-        proj_flops += B * T * D + 2 * B * S * kvD
-    stages.append(Stage(
+        flops += B * T * D + 2 * B * S * kvD
+    return Stage(
         "project", "Project to Q, K, V",
-        f"Q = {q_src}·W_Qᵀ{bias}   K = {kv_src}·W_Kᵀ{bias}   V = {kv_src}·W_Vᵀ{bias}",
+        f"Q = X·W_Qᵀ{bias}   K = {kv_src}·W_Kᵀ{bias}   V = {kv_src}·W_Vᵀ{bias}",
         "Three learned linear maps turn every token into a query, a key and a value."
         + (f" With {Hkv} key/value head{'s' if Hkv > 1 else ''}, K and V are only "
            f"{kvD} wide instead of {D}." if Hkv != H else ""),
-        (q, k, v), proj_flops,
-    ))
+        (q, k, v), flops,
+    )
 
+
+def _view_and_transpose(cfg: MHAConfig) -> tuple[Stage, Stage]:
+    B, T, S, D, H, Hkv, dk, e = (cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.Hkv, cfg.d_k,
+                                 cfg.elem_bytes)
     # view: split the last dim into heads; same storage, same strides underneath
     qv = _tensor("Q", ("B", "T", "H", "d_k"), (B, T, H, dk), e, allocates=False)
     kv = _tensor("K", ("B", "S", "Hkv", "d_k"), (B, S, Hkv, dk), e, allocates=False)
     vv = _tensor("V", ("B", "S", "Hkv", "d_k"), (B, S, Hkv, dk), e, allocates=False)
-    stages.append(Stage(
+    view = Stage(
         "view", "Split into heads (view)",
         "Q.view(B, T, H, d_k)   K, V.view(B, S, Hkv, d_k)",
         f"The last axis of {D} numbers is read as {H} heads of {dk}. No data moves: "
         "only the shape changes.",
         (qv, kv, vv), 0, ("view: no copy",),
-    ))
-
+    )
     # transpose: heads to axis 1; strides swap, nothing is copied
     qt = _tensor("Q", ("B", "H", "T", "d_k"), (B, H, T, dk), e, _swap(qv.strides, 1, 2), False)
     kt = _tensor("K", ("B", "Hkv", "S", "d_k"), (B, Hkv, S, dk), e, _swap(kv.strides, 1, 2), False)
     vt = _tensor("V", ("B", "Hkv", "S", "d_k"), (B, Hkv, S, dk), e, _swap(vv.strides, 1, 2), False)
-    stages.append(Stage(
+    transpose = Stage(
         "transpose", "Heads to the front (transpose)",
         "Q.transpose(1, 2)   K, V.transpose(1, 2)",
         "The heads axis moves in front of the tokens so each head is its own batch of "
@@ -236,47 +235,61 @@ def build_plan(cfg: MHAConfig) -> Plan:
            "still contiguous here: the axis that moved has size 1, so the order in memory "
            "is unchanged."),
         (qt, kt, vt), 0, ("transpose: no copy, strides swapped",),
-    ))
+    )
+    return view, transpose
 
-    # scores
-    score_notes = []
-    if Hkv != H:
-        score_notes.append(f"{cfg.variant}: query head i reads key/value head i // {cfg.group_size}")
-    if cfg.causal:
-        score_notes.append(causal_note(cfg))
-    stages.append(Stage(
+
+def _scores_stage(cfg: MHAConfig) -> Stage:
+    B, T, S, H, dk, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.d_k, cfg.elem_bytes
+    notes = []
+    if cfg.Hkv != H:
+        notes.append(f"{cfg.variant}: query head i reads key/value head i // {cfg.group_size}")
+    notes.extend(mask_notes(cfg))
+    spec = cfg.mask_spec
+    if spec.masks_anything:
+        seen = spec.visible_count(T, S)
+        notes.append(f"{seen:,} of {T * S:,} query-key pairs visible ({100 * seen / (T * S):.3g}%)")
+    return Stage(
         "scores", "Scores Q·Kᵀ / √d_k",
-        "scores = Q·Kᵀ / √d_k" + (" + mask" if cfg.causal else ""),
+        "scores = Q·Kᵀ / √d_k" + (" + mask" if spec.masks_anything else ""),
         f"Every query is compared with every key by a dot product of {dk} numbers, "
         f"scaled by 1/√{dk} so the values stay in a range softmax handles well. "
         f"This is the T×S grid per head that grows quadratically.",
         (_tensor("scores", ("B", "H", "T", "S"), (B, H, T, S), e),),
-        2 * B * H * T * S * dk + B * H * T * S, tuple(score_notes),
-    ))
-    stages.append(Stage(
+        2 * B * H * T * S * dk + B * H * T * S, tuple(notes),
+    )
+
+
+def _softmax_and_sum(cfg: MHAConfig) -> tuple[Stage, Stage]:
+    B, T, S, H, dk, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.d_k, cfg.elem_bytes
+    softmax = Stage(
         "softmax", "Softmax over keys",
         "A = softmax(scores, dim=-1)",
         "Each row becomes a probability distribution over the keys: non-negative "
         "weights that sum to 1.",
         (_tensor("weights", ("B", "H", "T", "S"), (B, H, T, S), e),),
         SOFTMAX_OPS_PER_ELEMENT * B * H * T * S,
-    ))
-    stages.append(Stage(
+    )
+    weighted = Stage(
         "weighted_sum", "Weighted sum A·V",
         "context = A·V",
         "Each query's output is the average of the value vectors, weighted by its "
         "attention row.",
         (_tensor("context", ("B", "H", "T", "d_k"), (B, H, T, dk), e),),
         2 * B * H * T * S * dk,
-    ))
+    )
+    return softmax, weighted
 
-    # merge: transpose back (a view) then .contiguous() -- the first real copy, unless
-    # the transpose moved only a size-1 axis (H = 1 or T = 1): then torch returns the
-    # same tensor and nothing is copied
+
+def _merge_stage(cfg: MHAConfig) -> Stage:
+    """Transpose back (a view) then .contiguous(): the first real copy, unless the
+    transpose moved only a size-1 axis (H = 1 or T = 1): then torch returns the same
+    tensor and nothing is copied."""
+    B, T, D, H, dk, e = cfg.batch, cfg.T, cfg.d_model, cfg.H, cfg.d_k, cfg.elem_bytes
     back = _tensor("context", ("B", "T", "H", "d_k"), (B, T, H, dk), e,
                    _swap(contiguous_strides((B, H, T, dk)), 1, 2), False)
     merged = _tensor("merged", ("B", "T", "D"), (B, T, D), e, allocates=not back.contiguous)
-    stages.append(Stage(
+    return Stage(
         "merge", "Merge heads",
         "context.transpose(1, 2).contiguous().view(B, T, D)",
         f"The heads go back behind the tokens and their {H} slices of {dk} are laid side "
@@ -287,28 +300,33 @@ def build_plan(cfg: MHAConfig) -> Plan:
            ".contiguous() returns it as it is and nothing is copied."),
         (back, merged), 0,
         ("contiguous(): copies B·T·D elements" if merged.allocates else "contiguous(): no copy needed",),
-    ))
-    stages.append(Stage(
+    )
+
+
+def _output_stage(cfg: MHAConfig) -> Stage:
+    B, T, D, e = cfg.batch, cfg.T, cfg.d_model, cfg.elem_bytes
+    return Stage(
         "output", "Output projection W_O",
-        "Y = merged·W_Oᵀ" + bias,
+        "Y = merged·W_Oᵀ" + (" + b" if cfg.bias else ""),
         "A final learned linear map mixes the heads' outputs back into a D-wide vector "
         "per token.",
         (_tensor("Y", ("B", "T", "D"), (B, T, D), e),),
         2 * B * T * D * D + (B * T * D if cfg.bias else 0),
-    ))
-
-    params = param_plan(cfg)
-    activations = sum(s.bytes for s in stages)
-    memory = MemoryPlan(
-        kv_cache_per_token=2 * kvD * e,
-        kv_cache_per_sequence=2 * kvD * e * S,
-        kv_cache_batch=2 * kvD * e * S * B,
-        attention_matrix=B * H * T * S * e,
-        weights=params.total * e,
-        activations=activations,
     )
-    dims = {"B": B, "T": T, "S": S, "D": D, "H": H, "Hkv": Hkv, "d_k": dk, "Hkv·d_k": kvD}
-    return Plan(cfg, tuple(stages), params, memory, dims)
+
+
+def mask_notes(cfg: MHAConfig) -> tuple[str, ...]:
+    """What the mask spec hides, in words: the causal rule, then window, stride, globals."""
+    spec = cfg.mask_spec
+    notes = [causal_note(cfg)] if spec.causal else []
+    if spec.window is not None:
+        side = "back from the diagonal" if spec.causal else "on each side"
+        notes.append(f"sliding window: each query sees at most {spec.window:,} keys {side}")
+    if spec.stride is not None:
+        notes.append(f"strided: only keys whose distance is a multiple of {spec.stride:,}")
+    if spec.global_tokens and spec.masks_anything:
+        notes.append(f"the first {spec.global_tokens:,} tokens see and are seen by every token")
+    return tuple(notes)
 
 
 def causal_offset(cfg: MHAConfig) -> int:
@@ -327,37 +345,3 @@ def causal_note(cfg: MHAConfig) -> str:
     if offset < 0:
         note += f"; rows 0..{-offset - 1} see no key"
     return note
-
-
-def _param_terms(D: int, kvD: int, shared_kv: bool, bias: bool) -> list[ParamTerm]:
-    kv_sym = "D" if not shared_kv else "(Hkv·d_k)"
-    terms = [
-        ParamTerm("W_Q", "D × D", f"{D} × {D}", D * D),
-        ParamTerm("W_K", f"D × {kv_sym}", f"{D} × {kvD}", D * kvD),
-        ParamTerm("W_V", f"D × {kv_sym}", f"{D} × {kvD}", D * kvD),
-        ParamTerm("W_O", "D × D", f"{D} × {D}", D * D),
-    ]
-    if bias:
-        kv_b = kv_sym.strip("()")
-        terms += [
-            ParamTerm("b_Q", "D", f"{D}", D),
-            ParamTerm("b_K", kv_b, f"{kvD}", kvD),
-            ParamTerm("b_V", kv_b, f"{kvD}", kvD),
-            ParamTerm("b_O", "D", f"{D}", D),
-        ]
-    return terms
-
-
-def param_plan(cfg: MHAConfig) -> ParamPlan:
-    D = cfg.d_model
-    shared = cfg.Hkv != cfg.H
-    terms = _param_terms(D, cfg.kv_dim, shared, cfg.bias)
-    if not shared:
-        formula = "4·D² + 4·D" if cfg.bias else "4·D²"
-    else:
-        formula = "2·D² + 2·D·Hkv·d_k" + (" + 2·D + 2·Hkv·d_k" if cfg.bias else "")
-    # The comparisons are counted the same way, not assumed: one head of width D,
-    # and full MHA (Hkv = H); both come out equal, which is the point to show.
-    one_head = sum(t.count for t in _param_terms(D, D, False, cfg.bias))
-    mha = sum(t.count for t in _param_terms(D, cfg.H * cfg.d_k, False, cfg.bias))
-    return ParamPlan(tuple(terms), sum(t.count for t in terms), formula, one_head, mha)

@@ -74,6 +74,14 @@ def _build(cfg: MHAConfig) -> _Lines:
     out.add(f"              {heads_args}):", indent=0)
     out.add(f'"""{cfg.variant}. Weights as in nn.Linear (out × in); biases may be None."""')
 
+    _head_stages(out, cfg, t, shared_kv, kv_heads)
+    _attention_stages(out, cfg, t, shared_kv)
+    _merge_stages(out, t)
+    return out
+
+
+def _head_stages(out: _Lines, cfg: MHAConfig, t: dict, shared_kv: bool, kv_heads: str) -> None:
+    """Input, projections, view and transpose: the tensors each head will read."""
     out.begin("input")
     out.add(comment="B sequences of T tokens, D numbers each")
     out.add("B, T, D = x.shape", _shape_comment(t["input"].tensor("X")))
@@ -112,6 +120,10 @@ def _build(cfg: MHAConfig) -> _Lines:
     out.end()
     out.add()
 
+
+
+def _attention_stages(out: _Lines, cfg: MHAConfig, t: dict, shared_kv: bool) -> None:
+    """Scores (with the mask), softmax and the weighted sum."""
     repeated = f"{_shape((cfg.batch, cfg.H, cfg.S, cfg.d_k))}  B, H, S, d_k"
     out.begin("scores")
     out.add(comment="every query against every key, scaled by 1/√d_k")
@@ -146,6 +158,10 @@ def _build(cfg: MHAConfig) -> _Lines:
     out.end()
     out.add()
 
+
+
+def _merge_stages(out: _Lines, t: dict) -> None:
+    """Heads side by side again, then W_O."""
     merge = t["merge"]
     out.begin("merge")
     out.add(comment="heads side by side again: .contiguous() is the first copy"
@@ -160,7 +176,6 @@ def _build(cfg: MHAConfig) -> _Lines:
     out.add(comment="mix the heads with W_O")
     out.add("return F.linear(y, W_O, b_O)", _shape_comment(t["output"].tensor("Y")))
     out.end()
-    return out
 
 
 def reference_code(cfg: MHAConfig) -> str:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import mha_explorer
-
 from mha_explorer import assets
 
 SHIPPED = ("light.qss", "dark.qss", "help.md", "mha-explorer.svg", "mha-explorer.desktop")

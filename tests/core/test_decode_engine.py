@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from mha_explorer.core import engine
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.decode_engine import run_decode
+from mha_explorer.core.decode_engine import layer_tensors, run_decode
 
 ATOL = 1e-5  # fp32
 
@@ -71,8 +71,7 @@ def test_a_sliding_window_decodes_like_the_windowed_full_pass(window, kv_heads):
     L = 11
     i, j = np.arange(L)[:, None], np.arange(L)[None, :]
     visible = torch.from_numpy((j <= i) & (i - j < window))  # causal, the last `window` keys
-    w = engine.make_weights(run.config)
-    x = torch.stack([engine.make_inputs(run.config, b)[0] for b in range(2)])  # [B, L, D]
+    w, x, _ = layer_tensors(run.config)  # x: [B, L, D]
     with torch.no_grad():
         full = _sdpa_pass(run.config, x, w, visible).numpy()
     for step, rows in _rows_of(run, full):
@@ -88,8 +87,8 @@ def test_the_score_row_is_q_dot_the_cached_keys_and_its_softmax_sums_to_one():
     cfg = VARIANTS["GQA"]
     run = run_decode(cfg, prompt=3, steps=2, show_batch=1)
     full = run.config
-    w = engine.make_weights(full)
-    x = engine.make_inputs(full, 1)[0]  # [L, D]
+    w, xs, _ = layer_tensors(full)
+    x = xs[1]  # [L, D]
     q = F.linear(x, w["W_Q"], w["b_Q"]).view(5, 6, 8)  # [L, H, d_k]
     k = F.linear(x, w["W_K"], w["b_K"]).view(5, 2, 8)  # [L, Hkv, d_k]
     last = run.steps[-1]  # the token at position 4 over keys 0..4

@@ -15,7 +15,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mha_explorer.core import engine, memory
+from mha_explorer.core import memory
+from mha_explorer.core import weights as weight_sources
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.engine import run
 from mha_explorer.core.memory import MemoryBudgetError, format_bytes
@@ -262,8 +263,8 @@ def test_memory_guard_raises_before_allocating(monkeypatch):
     def must_not_run(*_a, **_k):
         raise AssertionError("allocated before checking the budget")
 
-    monkeypatch.setattr(engine, "make_weights", must_not_run)
-    monkeypatch.setattr(engine, "make_inputs", must_not_run)
+    monkeypatch.setattr(weight_sources.RandomWeights, "weights", must_not_run)
+    monkeypatch.setattr(weight_sources.RandomWeights, "inputs", must_not_run)
     big = MHAConfig(d_model=8192, n_heads=64, batch=64, seq=65_536, device="cpu")
     budget = 1 << 30
     with pytest.raises(MemoryBudgetError) as info:

@@ -16,6 +16,7 @@ import torch
 from mha_explorer.core import engine
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.memory import chunk_rows, shown_rows
+from mha_explorer.core.weights import RandomWeights
 
 ATOL = 1e-5  # fp32, as DESIGN.md
 RTOL = 1e-4  # the blocked and the direct matmuls sum in different orders
@@ -36,7 +37,7 @@ def direct_rows(trace, b: int, rows: tuple[int, int]) -> dict[str, np.ndarray]:
     """Scores, weights and context for query rows ``rows`` of batch element b, unblocked."""
     cfg = trace.config
     w = {k: torch.from_numpy(v).double() for k, v in trace.weights.items()}
-    x, xkv = (t.double() for t in engine.make_inputs(cfg, b))
+    x, xkv = (t[0].double() for t in RandomWeights(cfg).inputs(cfg, range(b, b + 1), "cpu", torch.float32))
     bias = cfg.bias
     q = x @ w["W_Q"].T + (w["b_Q"] if bias else 0)  # [T, D]
     k = xkv @ w["W_K"].T + (w["b_K"] if bias else 0)  # [S, Hkv*d_k]
@@ -48,9 +49,9 @@ def direct_rows(trace, b: int, rows: tuple[int, int]) -> dict[str, np.ndarray]:
     kh = k.view(cfg.S, Hkv, dk).transpose(0, 1)[reads]  # [H, S, d_k]
     vh = v.view(cfg.S, Hkv, dk).transpose(0, 1)[reads]  # [H, S, d_k]
     scores = qh @ kh.transpose(1, 2) / math.sqrt(dk)  # [H, r, S]
-    allowed = engine.visible_keys(cfg, slice(r0, r1))
+    allowed = cfg.mask_spec.visible(r0, r1, cfg.T, cfg.S)  # [r, S]
     if allowed is not None:
-        scores = scores.masked_fill(~allowed, float("-inf"))
+        scores = scores.masked_fill(~torch.from_numpy(allowed), float("-inf"))
     weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)  # masked rows -> 0
     return {"scores": scores.numpy(), "weights": weights.numpy(),
             "context": (weights @ vh).numpy(), "X": x.numpy()}

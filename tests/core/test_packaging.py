@@ -1,10 +1,13 @@
 """Every package folder of the source tree is listed for the wheel, so an installed
 app never misses a module that a source checkout has."""
 
-import tomllib
 from pathlib import Path
 
+import pytest
+
 import mha_explorer
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 ROOT = Path(mha_explorer.__file__).resolve().parent
 

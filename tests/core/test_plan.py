@@ -195,7 +195,8 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_plan_presets_memory_and_cli_import_no_torch_or_qt():
-    body = "import mha_explorer.core.plan, mha_explorer.core.presets, mha_explorer.core.memory, mha_explorer.cli"
+    body = ("import mha_explorer.core.plan, mha_explorer.core.presets, mha_explorer.core.memory, "
+            "mha_explorer.cli")
     r = _python(NO_HEAVY_IMPORTS.format(body=body))
     assert r.returncode == 0, r.stderr
 

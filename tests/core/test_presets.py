@@ -3,18 +3,24 @@
 The expected numbers are written out with their arithmetic, and checked a
 second time against torch modules built with the checkpoints' own layer shapes
 (on the meta device: shapes only, no memory), so a wrong preset field (bias,
-key/value heads, width) shows up twice.
+key/value heads, width, a latent-attention size) shows up twice.
 """
 
 from __future__ import annotations
 
 import pytest
-import torch
 from torch import nn
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.plan import param_plan
+from mha_explorer.core.kv_compare import kv_compare_rows
+from mha_explorer.core.mla_plan import mla_param_plan
+from mha_explorer.core.plan import param_plan as mha_param_plan
 from mha_explorer.core.presets import PRESETS, get_preset
+
+
+def param_plan(cfg: MHAConfig):
+    return mla_param_plan(cfg) if cfg.mla else mha_param_plan(cfg)
+
 
 EXPECTED = {
     "transformer-base": 1_048_576,  # 4·512² = 4·262,144, no bias
@@ -30,6 +36,13 @@ EXPECTED = {
     "llama3-8b": 41_943_040,  # 2·4096² + 2·4096·1024 = 33,554,432 + 8,388,608
     "mistral-7b": 41_943_040,  # same shapes as LLaMA-3 8B
     "falcon-7b": 41_877_504,  # 4544·(4544 + 2·64) + 4544² = 21,229,568 + 20,647,936
+    # q_proj 2048·16·(128+64) = 6,291,456; kv_a_proj_with_mqa 2048·(512+64) = 1,179,648;
+    # kv_a_layernorm 512; kv_b_proj 512·16·(128+128) = 2,097,152; o_proj 16·128·2048 = 4,194,304
+    "deepseek-v2-lite": 13_763_072,
+    # q_a_proj 7168·1536 = 11,010,048; q_a_layernorm 1,536; q_b_proj 1536·128·192 = 37,748,736;
+    # kv_a_proj_with_mqa 7168·576 = 4,128,768; kv_a_layernorm 512; kv_b_proj 512·128·256 = 16,777,216;
+    # o_proj 128·128·7168 = 117,440,512
+    "deepseek-v3": 187_107_328,
 }
 
 # (d_model, heads, kv heads, bias) as the published model configs have them
@@ -42,11 +55,43 @@ PUBLISHED = {
     "llama2-7b": (4096, 32, 32, False), "llama2-70b": (8192, 64, 8, False),
     "llama3-8b": (4096, 32, 8, False), "mistral-7b": (4096, 32, 8, False),
     "falcon-7b": (4544, 71, 1, False),  # multi_query: one K/V head of 64
+    "deepseek-v2-lite": (2048, 16, 16, False), "deepseek-v3": (7168, 128, 128, False),
+}
+
+# the published configs' MLA fields: (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim)
+PUBLISHED_MLA = {
+    "deepseek-v2-lite": (None, 512, 128, 64, 128),
+    "deepseek-v3": (1536, 512, 128, 64, 128),
+}
+# num_hidden_layers, positions and sliding window as the models ship
+PUBLISHED_LAYOUT = {
+    "transformer-base": (6, "sinusoidal", None), "gpt2": (12, "learned", None),
+    "gpt2-medium": (24, "learned", None), "gpt2-large": (36, "learned", None),
+    "gpt2-xl": (48, "learned", None), "bert-base": (12, "learned", None),
+    "bert-large": (24, "learned", None), "gpt3-175b": (96, "learned", None),
+    "llama2-7b": (32, "rope", None), "llama2-70b": (80, "rope", None), "llama3-8b": (32, "rope", None),
+    "mistral-7b": (32, "rope", 4096), "falcon-7b": (32, "rope", None),
+    "deepseek-v2-lite": (27, "rope", None), "deepseek-v3": (61, "rope", None),
 }
 
 
 def test_every_preset_has_an_expected_count():
-    assert set(PRESETS) == set(EXPECTED) == set(PUBLISHED)
+    assert set(PRESETS) == set(EXPECTED) == set(PUBLISHED) == set(PUBLISHED_LAYOUT)
+
+
+@pytest.mark.parametrize("key", sorted(PUBLISHED_LAYOUT))
+def test_preset_layers_positions_and_window(key):
+    preset = get_preset(key)
+    cfg = preset.apply(MHAConfig())
+    assert (preset.layers, cfg.positions, cfg.window) == PUBLISHED_LAYOUT[key]
+
+
+@pytest.mark.parametrize("key", sorted(PUBLISHED_MLA))
+def test_mla_preset_fields_match_published_config(key):
+    cfg = get_preset(key).apply(MHAConfig())
+    assert cfg.mla and cfg.variant == "MLA"
+    got = (cfg.q_lora_rank, cfg.kv_lora_rank, cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.v_head_dim)
+    assert got == PUBLISHED_MLA[key]
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -76,6 +121,13 @@ def checkpoint_modules(key: str) -> list[nn.Module]:
         # GPT-2/3 c_attn: one Conv1D D -> 3·D with bias, c_proj D -> D with bias
         # (a Conv1D of nx -> nf has the parameters of a Linear(nx, nf))
         return [_linear(D, 3 * D, True), _linear(D, D, True)]
+    if key in PUBLISHED_MLA:
+        r_q, r_kv, nope, rope, v = PUBLISHED_MLA[key]
+        q = ([_linear(D, H * (nope + rope), False)] if r_q is None else
+             [_linear(D, r_q, False), nn.RMSNorm(r_q, device="meta"), _linear(r_q, H * (nope + rope), False)])
+        # kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj
+        return q + [_linear(D, r_kv + rope, False), nn.RMSNorm(r_kv, device="meta"),
+                    _linear(r_kv, H * (nope + v), False), _linear(H * v, D, False)]
     if key == "falcon-7b":
         # query_key_value fuses Q and the single K/V head: D -> D + 2·64; dense D -> D
         return [_linear(D, D + 2 * kv, False), _linear(D, D, False)]
@@ -108,6 +160,21 @@ def test_preset_keeps_the_persons_other_choices():
     assert (cfg.batch, cfg.seq, cfg.dtype, cfg.seed) == (3, 11, "bfloat16", 5)
     # an MHA preset after a GQA one: key/value heads follow the heads again
     assert get_preset("gpt2").apply(cfg).Hkv == 12
+
+
+def test_switching_presets_clears_window_and_latent_sizes():
+    cfg = get_preset("deepseek-v3").apply(get_preset("mistral-7b").apply(MHAConfig()))
+    assert cfg.window is None and cfg.mla
+    cfg = get_preset("llama3-8b").apply(cfg)
+    assert not cfg.mla and cfg.kv_lora_rank is None and cfg.q_lora_rank is None and cfg.Hkv == 8
+
+
+def test_whole_model_kv_cache_of_deepseek_v3():
+    # 61 layers · (512 + 64) numbers · 2 bytes (bfloat16) = 70,272 bytes per token
+    preset = get_preset("deepseek-v3")
+    cfg = preset.apply(MHAConfig(batch=1, seq=1, dtype="bfloat16"))
+    mla = next(r for r in kv_compare_rows(cfg, preset.layers) if r.variant == "MLA")
+    assert mla.whole_model == 61 * (512 + 64) * 2 == 70_272
 
 
 def test_unknown_preset_is_a_config_error_listing_the_choices():

@@ -110,7 +110,8 @@ def test_merge_comment_says_when_nothing_is_copied():
 def test_the_module_imports_neither_torch_nor_qt():
     import mha_explorer.core.reference_code as module
 
-    source = open(module.__file__, encoding="utf-8").read()
+    with open(module.__file__, encoding="utf-8") as f:
+        source = f.read()
     imports = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
     names = {a.name for n in imports for a in n.names} | {getattr(n, "module", None) or "" for n in imports}
     assert not any(n.startswith(("torch", "PySide6")) for n in names)

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from mha_explorer.core import engine
+from mha_explorer.core import engine, weights
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, ConfigError, MHAConfig
 from mha_explorer.core.memory import MemoryBudgetError, estimate
 from mha_explorer.core.plan import STAGE_IDS, build_plan
@@ -226,8 +226,8 @@ def refused_before_allocating(c: MHAConfig) -> None:
     lowest = min(min(e.full_bytes, e.windowed_bytes)
                  for e in (estimate(c, host_copy=False), estimate(c, host_copy=True)))
     boom = AssertionError("allocated before checking the budget")
-    with mock.patch.object(engine, "make_weights", side_effect=boom), \
-            mock.patch.object(engine, "make_inputs", side_effect=boom), \
+    with mock.patch.object(weights.RandomWeights, "weights", side_effect=boom), \
+            mock.patch.object(weights.RandomWeights, "inputs", side_effect=boom), \
             pytest.raises(MemoryBudgetError) as info:
         engine.run(c, budget_bytes=lowest - 1)
     check_config_error(info.value, allowed=("memory",))
@@ -369,11 +369,11 @@ def test_cuda_out_of_memory_falls_back_to_the_cpu_with_a_note(monkeypatch):
     real_run_on = engine._run_on
     attempts: list[str] = []
 
-    def run_on(cfg, device, *args):
+    def run_on(request, device, *args):
         attempts.append(device)
         if device == "cuda":
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return real_run_on(cfg, device, *args)
+        return real_run_on(request, device, *args)
 
     monkeypatch.setattr(engine, "resolve_device", lambda name: "cuda")
     monkeypatch.setattr(engine, "_run_on", run_on)

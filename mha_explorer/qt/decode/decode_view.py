@@ -16,8 +16,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from mha_explorer.core.colors import dim_color
 from mha_explorer.core.units import format_bytes, format_count
-from mha_explorer.qt.colors import dim_color
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
 
 MAX_DRAWN_KV_HEADS = 8  # more cache rows than this are summarised in a line

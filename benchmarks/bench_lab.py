@@ -1,0 +1,141 @@
+"""How fast the head lab learns on this machine. A script that prints figures:
+
+    python benchmarks/bench_lab.py            # reverse with 4 heads, then the sweep
+    python benchmarks/bench_lab.py --quick    # reverse with 4 heads only
+    python benchmarks/bench_lab.py --gui      # the Lab page: event-loop stalls while it trains
+
+1. ``reverse``, 4 heads, d_model 256, the default settings: wall time until the
+   held-out accuracy first reaches 95 % (goal: 60 s) and for all default steps.
+2. The sweep h ∈ {1, 2, 4, 8, 16} at d_model 256 with the default steps: total
+   wall time (goal: 5 min), and per head count the steps and seconds to 95 %.
+3. --gui: the Lab page (offscreen) sweeps h ∈ {1, 4} at d_model 256 with live curves
+   and maps; a 5 ms timer on the GUI thread records the longest gap between its
+   ticks while training runs (goal: never over 50 ms), after the page's worker
+   has warmed up (imported torch and run two tiny steps; timed separately).
+The load average is printed before and after, since the figures depend on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mha_explorer.core.lab.model import LabModelSpec  # noqa: E402
+from mha_explorer.core.lab.train import GOAL, TrainSettings, cpu_threads, train  # noqa: E402
+
+REVERSE_GOAL_S = 60.0
+SWEEP_GOAL_S = 300.0
+HEAD_COUNTS = (1, 2, 4, 8, 16)
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def timed_run(heads: int) -> tuple[float | None, float, object]:
+    """Seconds until held-out accuracy first reaches GOAL (None: never), total seconds, the run."""
+    reached: list[float] = []
+    start = time.perf_counter()
+
+    def note(event) -> None:
+        if event.accuracy >= GOAL and not reached:
+            reached.append(time.perf_counter() - start)
+
+    run = train(LabModelSpec(task="reverse", d_model=256, heads=heads), TrainSettings(), progress=note)
+    return (reached[0] if reached else None), time.perf_counter() - start, run
+
+
+def gui_stalls() -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    from mha_explorer.qt.lab.page import LabPage
+
+    page = LabPage()
+    page.resize(1600, 1000)
+    page.show()
+    loop = QEventLoop()
+    clock = QElapsedTimer()
+    clock.start()
+    while not page.ready:  # the worker may have finished before any connection could be made
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+    print(f"GUI: the page's worker warmed up (torch imported, a 2-step tiny run) "
+          f"in {clock.elapsed() / 1000:.1f} s")
+    gaps: list[int] = []
+    long_ones: list[tuple[float, int]] = []  # (seconds into the sweep, gap ms)
+    last = [clock.elapsed()]
+    events: list[tuple[str, int, float]] = []
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        if gaps[-1] > 50:
+            long_ones.append(((now - start) / 1000, gaps[-1]))
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    page.worker.finished.connect(loop.quit)
+    page.worker.failed.connect(loop.quit)
+    page.sweep_heads.setText("1,4")
+    for name in ("started", "run_finished"):  # appended from the worker thread: timestamps only
+        getattr(page.worker, name).connect(
+            lambda h, *_rest, name=name: events.append((name, h, (clock.elapsed() - start) / 1000)))
+    start = clock.elapsed()
+    last[0] = start
+    timer.start()
+    page.sweep_button.click()
+    loop.exec()
+    timer.stop()
+    worst = max(gaps)
+    print(f"GUI: sweep 1,4 heads trained, ablated and pruned in {(clock.elapsed() - start) / 1000:.1f} s; "
+          f"{len(gaps)} timer ticks, longest gap {worst} ms, gaps over 50 ms: {sum(g > 50 for g in gaps)} "
+          f"[{'ok' if worst <= 50 else 'MISSED'}: goal 50 ms]")
+    print("  gaps over 50 ms (s into the sweep, ms):", ", ".join(f"{t:.2f}s {g}" for t, g in long_ones))
+    print("  worker events:", ", ".join(f"{n} h={h} at {t:.2f}s" for n, h, t in events))
+    page.shutdown()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only the 4-head reverse run")
+    parser.add_argument("--gui", action="store_true", help="only the Lab page's event-loop stalls")
+    args = parser.parse_args()
+    if args.gui:
+        print(f"before: {load()}")
+        gui_stalls()
+        print(f"after: {load()}")
+        return 0
+    print(f"before: {load()}; torch threads {cpu_threads()}; settings {TrainSettings()}")
+    to_goal, total, run = timed_run(4)
+    shown = "never" if to_goal is None else f"{to_goal:.1f} s (step {run.steps_to_goal})"
+    ok = to_goal is not None and to_goal <= REVERSE_GOAL_S
+    print(f"reverse, 4 heads, d_model 256: 95 % held-out after {shown}; {total:.1f} s for "
+          f"{run.settings.steps} steps; final {run.final_accuracy:.1%} "
+          f"[{'ok' if ok else 'MISSED'}: goal {REVERSE_GOAL_S:.0f} s]")
+    if not args.quick:
+        start = time.perf_counter()
+        for h in HEAD_COUNTS:
+            to_goal, total, run = timed_run(h)
+            reach = "—" if to_goal is None else f"{to_goal:5.1f} s / step {run.steps_to_goal}"
+            bits = run.final_entropy
+            print(f"  h={h:>2}: 95 % at {reach}; {total:5.1f} s in all; final {run.final_accuracy:.1%}; "
+                  f"mean entropy {sum(bits) / len(bits):.2f} bits")
+        sweep_s = time.perf_counter() - start
+        print(f"sweep h ∈ {{1, 2, 4, 8, 16}}: {sweep_s:.1f} s "
+              f"[{'ok' if sweep_s <= SWEEP_GOAL_S else 'MISSED'}: goal {SWEEP_GOAL_S:.0f} s]")
+    print(f"after: {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

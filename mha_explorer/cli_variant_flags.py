@@ -1,0 +1,114 @@
+"""Command-line flags for the attention variants: latent attention, masks, positions.
+
+``add_variant_flags`` adds them to a parser (or a subcommand's); ``variant_changes`` turns
+what was given into config changes, and ``check_attention_choice`` confirms afterwards
+that the built config is the kind of attention that was asked for. Mistakes are
+ConfigErrors naming the field, as everywhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from typing import Any
+
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.mla_plan import MLA_FIELDS
+
+ATTENTION_CHOICES = ("mha", "gqa", "mqa", "mla")
+POSITION_CHOICES = ("none", "sinusoidal", "rope")
+
+# flag dest -> config field
+_MLA_FLAGS = {"kv_lora_rank": "kv_lora_rank", "q_lora_rank": "q_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
+              "qk_rope_dim": "qk_rope_head_dim", "v_head_dim": "v_head_dim"}
+_MASK_FLAGS = {"window": "window", "stride": "stride", "global_tokens": "global_tokens"}
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+CLEAR = "none"  # typed for a size: back to None (e.g. clearing Mistral's window after its preset)
+
+
+def _whole_or_none(text: str) -> int | str:
+    return CLEAR if text.strip().lower() == CLEAR else _whole(text)
+
+
+def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
+    """``inherit``: for a subcommand, as cli.add_config_flags (an absent flag keeps the value
+    given before the subcommand)."""
+    g = parser.add_argument_group("attention variants (latent attention, masks, positions)")
+    add = functools.partial(g.add_argument, default=argparse.SUPPRESS if inherit else None)
+    add("--attention", choices=ATTENTION_CHOICES,
+        help="mha, gqa or mqa (key/value heads from --kv-heads), or mla: latent attention")
+    add("--kv-lora-rank", type=_whole_or_none, metavar="R",
+        help="MLA: width of the cached latent c_KV (default 4·d_k; 'none' for the default)")
+    add("--q-lora-rank", type=_whole_or_none, metavar="R",
+        help="MLA: width of the query's latent; 'none' (the default) for a plain query projection")
+    add("--qk-nope-dim", type=_whole_or_none, metavar="N",
+        help="MLA: per-head query/key width without position (default d_k)")
+    add("--qk-rope-dim", type=_whole_or_none, metavar="N",
+        help="MLA: per-head width of the RoPE part, even (default d_k/2 rounded to even)")
+    add("--v-head-dim", type=_whole_or_none, metavar="N", help="MLA: per-head value width (default d_k)")
+    add("--window", type=_whole_or_none, metavar="W",
+        help="sliding window: with --causal each query sees its last W keys (Mistral-style), "
+        "without, W on each side; 'none' clears a preset's window")
+    add("--stride", type=_whole_or_none, metavar="K",
+        help="strided/dilated: keep only keys whose distance from the query is a multiple of K")
+    add("--global-tokens", type=_whole, metavar="N",
+        help="the first N tokens see and are seen by every token (with --window or --stride)")
+    add("--positions", choices=POSITION_CHOICES,
+        help="none, sinusoidal (added to X) or rope (turns Q and K after the split into heads)")
+
+
+def variant_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """Config changes from the variant flags; ConfigError for a contradictory pair."""
+    changes: dict[str, Any] = {}
+    for dest, name in {**_MLA_FLAGS, **_MASK_FLAGS}.items():
+        value = getattr(args, dest, None)  # None: not given (SUPPRESS leaves it absent)
+        if value is not None:
+            changes[name] = None if value == CLEAR else value
+    if getattr(args, "positions", None) is not None:
+        changes["positions"] = args.positions
+    attention = getattr(args, "attention", None)
+    if attention is None:
+        return changes
+    kv_heads = getattr(args, "kv_heads", None)
+    if attention == "mla":
+        changes["mla"] = True
+    else:
+        mla_given = [f for f in MLA_FIELDS if changes.get(f) is not None]
+        if mla_given:
+            raise ConfigError(mla_given[0], f"{mla_given[0]} belongs to latent attention; use "
+                              "--attention mla, or leave it out", [{"mla": True}])
+        changes["mla"] = False
+        changes.update({f: None for f in MLA_FIELDS})  # e.g. --preset deepseek-v3 --attention mha
+    if attention in ("mha", "mla") and kv_heads is not None:
+        raise ConfigError("n_kv_heads", f"--attention {attention} gives every head its own keys and "
+                          f"values, so --kv-heads {kv_heads} does not fit; leave --kv-heads out",
+                          [{"n_kv_heads": None}])
+    if attention == "mqa":
+        if kv_heads not in (None, 1):
+            raise ConfigError("n_kv_heads", f"--attention mqa means one key/value head, not "
+                              f"--kv-heads {kv_heads}", [{"n_kv_heads": 1}])
+        changes["n_kv_heads"] = 1
+    elif attention in ("mha", "mla"):
+        changes["n_kv_heads"] = None
+    return changes
+
+
+def check_attention_choice(args: argparse.Namespace, cfg: MHAConfig) -> None:
+    """After building: --attention gqa needs key/value heads strictly between 1 and H."""
+    attention = getattr(args, "attention", None)
+    if attention is not None and cfg.variant.lower() != attention:
+        fixes = [h for h in range(2, cfg.H) if cfg.H % h == 0][:3]
+        raise ConfigError(
+            "n_kv_heads", f"--attention {attention} but the layer is {cfg.variant} with {cfg.Hkv} "
+            f"key/value heads; give --kv-heads " + (" or ".join(map(str, fixes)) if fixes else
+                                                    "a divisor of the heads between 1 and H"),
+            [{"n_kv_heads": h} for h in fixes],
+        )

@@ -1,0 +1,92 @@
+"""Token positions without torch: the formulas, the frequencies and the RoPE distance curve.
+
+- sinusoidal (Vaswani et al. 2017), added to X before the projections:
+  PE[p, 2i] = sin(p / base^(2i/D)),  PE[p, 2i+1] = cos(p / base^(2i/D))
+- RoPE (Su et al.), applied to Q and K after they are split into heads, in the
+  rotate-half layout LLaMA uses: number i is paired with number i + d/2 and the pair
+  is turned by the angle p·θ_i, θ_i = base^(-2i/d). A query at m and a key at n then
+  meet at the angle (m − n)·θ_i: their score depends only on the distance m − n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha_explorer.core.config import ConfigError, MHAConfig, nearest
+
+SINUSOIDAL_BASE = 10_000.0
+ROPE_BASE = 10_000.0
+
+SINUSOIDAL_FORMULA = "PE[p, 2i] = sin(p / 10000^(2i/D))   PE[p, 2i+1] = cos(p / 10000^(2i/D))   X ← X + PE"
+ROPE_FORMULA = ("q ← q·cos(pθ) + rotate_half(q)·sin(pθ),  θ_i = 10000^(−2i/d),  "
+                "rotate_half([a, b]) = [−b, a]")
+
+
+def sinusoidal_table(length: int, width: int, base: float = SINUSOIDAL_BASE) -> np.ndarray:
+    """float64 [length, width]; an odd width drops the last cosine column."""
+    pos = np.arange(length, dtype=np.float64)[:, None]  # [L, 1]
+    inv = base ** (-np.arange(0, width, 2, dtype=np.float64) / width)  # [ceil(W/2)]
+    angles = pos * inv[None, :]  # [L, ceil(W/2)]
+    table = np.empty((length, width), dtype=np.float64)
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles[:, : width // 2])
+    return table
+
+
+def rope_frequencies(dim: int, base: float = ROPE_BASE) -> np.ndarray:
+    """θ_i = base^(−2i/dim) for i in 0..dim/2−1: fast turns first, slow last."""
+    if dim % 2:
+        raise ValueError(f"RoPE needs an even width, got {dim}")
+    return base ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
+
+
+def rope_angles(positions: np.ndarray, dim: int, base: float = ROPE_BASE) -> np.ndarray:
+    """[len(positions), dim] angles in the rotate-half layout: [p·θ, p·θ] side by side."""
+    half = np.outer(np.asarray(positions, dtype=np.float64), rope_frequencies(dim, base))  # [P, dim/2]
+    return np.concatenate([half, half], axis=1)  # [P, dim]
+
+
+def rope_score_at(q: np.ndarray, k: np.ndarray, distance: np.ndarray, base: float = ROPE_BASE) -> np.ndarray:
+    """q·k after rotating q at position m and k at n, for each distance m − n (closed form).
+
+    With the halves q = [a, b], k = [c, d]: Σ_i (a_i c_i + b_i d_i)·cos(Δθ_i) + (a_i d_i − b_i c_i)·sin(Δθ_i).
+    """
+    q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
+    h = q.shape[-1] // 2
+    a, b, c, d = q[:h], q[h:], k[:h], k[h:]
+    angle = np.outer(np.asarray(distance, np.float64), rope_frequencies(2 * h, base))  # [N, d/2]
+    return np.cos(angle) @ (a * c + b * d) + np.sin(angle) @ (a * d - b * c)
+
+
+def rope_distance_curve(dim: int, max_distance: int, q: np.ndarray | None = None,
+                        k: np.ndarray | None = None,
+                        base: float = ROPE_BASE) -> tuple[np.ndarray, np.ndarray]:
+    """(distances 0..max_distance, q·k at each) for the plot; q = k = ones by default,
+    the curve whose slow decay with distance RoPE is known for."""
+    ones = np.ones(dim)
+    distances = np.arange(max_distance + 1)
+    return distances, rope_score_at(ones if q is None else q, ones if k is None else k, distances, base)
+
+
+def rope_width(cfg: MHAConfig) -> int:
+    """The per-head width RoPE turns: d_k, or under MLA the decoupled qk_rope_head_dim."""
+    if cfg.mla:
+        from mha_explorer.core.mla_plan import mla_dims  # MLA's defaults live with MLA
+
+        return mla_dims(cfg).rope
+    return cfg.d_k
+
+
+def check_positions(cfg: MHAConfig) -> None:
+    """RoPE turns pairs of numbers, so it needs an even head width (MLA checks its own)."""
+    if cfg.positions != "rope" or cfg.mla or cfg.d_k % 2 == 0:
+        return
+    D, H = cfg.d_model, cfg.n_heads
+    heads = [h for h in range(1, min(D, 1024) + 1) if D % h == 0 and (D // h) % 2 == 0]
+    fixes = nearest(heads, H)
+    raise ConfigError(
+        "positions", f"RoPE turns pairs of numbers but each head has d_k = {cfg.d_k}, an odd width; "
+        + (f"try {' or '.join(map(str, fixes))} heads, or " if fixes else "try ")
+        + "sinusoidal positions",
+        [{"n_heads": h} for h in fixes] + [{"positions": "sinusoidal"}],
+    )

@@ -1,0 +1,396 @@
+"""The Lab page: pick a task, train one head count or sweep several, watch the
+curves, entropies and maps live, then read the ablation ranking and pruning curve.
+
+Training runs on the page's own worker thread (``LabWorker``); the page only
+receives numpy arrays and Python numbers and draws them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QThread, Signal, Slot
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mha_explorer.core.lab.tasks import TASKS, sample_text
+from mha_explorer.qt.lab import tables
+from mha_explorer.qt.lab.plots import CurvePlot, MapGrid, StaggeredRefresh, color_for
+from mha_explorer.qt.lab.worker import LabRequest, LabWorker
+
+SWEEP_HEADS = "1,2,4,8,16"
+
+
+class LabPage(QWidget):
+    """Signals: ``stage_view_requested(dict)`` carries the config changes that open a
+    saved run's layer in the stage view (weights "lab", weights_path, layer, shapes);
+    ``status_message(str)`` a line for the status bar."""
+
+    stage_view_requested = Signal(object)
+    status_message = Signal(str)
+    _train_requested = Signal(object)
+    _save_requested = Signal(int, str)
+    _load_requested = Signal(str)
+    _warm_up_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._summaries: dict[int, dict] = {}
+        self._live: dict[int, dict[str, list]] = {}
+        self._order: list[int] = []  # head counts in the order they were trained (colours)
+        self._running = False
+        self._stage_after_save = False
+        self._ready = False  # torch loaded on the worker thread
+        self._refresh = StaggeredRefresh(self)
+        self._build_controls()
+        self._build_views()
+        self._start_worker()
+        self._show_task()
+        self._set_running(False)
+
+    # building ---------------------------------------------------------------
+    def _build_controls(self) -> None:
+        self.task = QComboBox()
+        self.task.addItems(list(TASKS))
+        self.task.setCurrentText("reverse")
+        self.explanation = QLabel(wordWrap=True)
+        self.sample = QLabel()
+        self.sample.setStyleSheet("font-family: monospace")
+        self.heads = tables.spin_box(1, 64, 4)
+        self.sweep_heads = QLineEdit(SWEEP_HEADS)
+        self.d_model = tables.spin_box(8, 1024, 256)
+        self.steps = tables.spin_box(10, 100_000, 200)
+        self.seed = tables.spin_box(0, 2**31 - 1, 0)
+        self.analyse = QCheckBox("ablate and prune after training", checked=True)
+        self.train_button, self.sweep_button = QPushButton("Train"), QPushButton("Sweep")
+        self.pause_button, self.cancel_button = QPushButton("Pause", checkable=True), QPushButton("Cancel")
+        self.save_button, self.load_button = QPushButton("Save run…"), QPushButton("Load run…")
+        self.stage_button, self.export_button = QPushButton("Open in stage view"), QPushButton("Export…")
+        self.error = QLabel(wordWrap=True)
+        self.error.setStyleSheet("color: #B00020")
+        self.progress = QLabel()
+        form = QFormLayout()
+        for label, widget in (("Task", self.task), ("", self.explanation), ("Sample", self.sample),
+                              ("Heads (Train)", self.heads), ("Head counts (Sweep)", self.sweep_heads),
+                              ("d_model", self.d_model), ("Steps", self.steps), ("Seed", self.seed),
+                              ("", self.analyse)):
+            form.addRow(label, widget)
+        self.controls = QWidget()
+        box = QVBoxLayout(self.controls)
+        box.addLayout(form)
+        for pair in ((self.train_button, self.sweep_button), (self.pause_button, self.cancel_button),
+                     (self.save_button, self.load_button), (self.stage_button, self.export_button)):
+            row = QHBoxLayout()
+            for b in pair:
+                row.addWidget(b)
+            box.addLayout(row)
+        box.addWidget(self.progress)
+        box.addWidget(self.error)
+        box.addStretch(1)
+        self.task.currentTextChanged.connect(self._show_task)
+        self.train_button.clicked.connect(lambda: self._train((self.heads.value(),)))
+        self.sweep_button.clicked.connect(self._sweep)
+        self.pause_button.toggled.connect(self._pause)
+        self.cancel_button.clicked.connect(self._cancel)
+        self.save_button.clicked.connect(self._save)
+        self.load_button.clicked.connect(self._load)
+        self.export_button.clicked.connect(self._export)
+        self.stage_button.clicked.connect(self._open_in_stage_view)
+
+    def _build_views(self) -> None:
+        self.loss_plot = CurvePlot("Training loss", "step", "cross-entropy")
+        self.accuracy_plot = CurvePlot("Held-out accuracy", "step", "accuracy", y_range=(0, 1))
+        self.entropy_plot = CurvePlot("Attention entropy per head", "step", "bits")
+        self.maps = MapGrid()
+        self.shown_run = QComboBox()
+        self.shown_run.currentIndexChanged.connect(self._show_selected)
+        training = QWidget()
+        grid = QVBoxLayout(training)
+        top, bottom = QSplitter(), QSplitter()
+        top.addWidget(self.loss_plot)
+        top.addWidget(self.accuracy_plot)
+        bottom.addWidget(self.entropy_plot)
+        bottom.addWidget(self.maps)
+        grid.addWidget(top)
+        grid.addWidget(bottom)
+        self.comparison = QTableWidget(0, len(tables.COMPARISON_COLUMNS))
+        self.comparison.setHorizontalHeaderLabels(tables.COMPARISON_COLUMNS)
+        self.ranking = QTableWidget(0, 3)
+        self.ranking.setHorizontalHeaderLabels(("rank", "head", "accuracy drop"))
+        self.pruning_plot = CurvePlot("Greedy pruning", "heads removed", "held-out accuracy", y_range=(0, 1))
+        self.answer = QLabel(wordWrap=True)
+        self.survivors = MapGrid()
+        pruning = QWidget()
+        lay = QVBoxLayout(pruning)
+        split = QSplitter()
+        split.addWidget(self.ranking)
+        split.addWidget(self.pruning_plot)
+        lay.addWidget(split)
+        lay.addWidget(self.answer)
+        lay.addWidget(self.survivors)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(training, "Training")
+        self.tabs.addTab(self.comparison, "Comparison")
+        self.tabs.addTab(pruning, "Ablation && pruning")
+        right = QVBoxLayout()
+        pick = QHBoxLayout()
+        pick.addWidget(QLabel("Run shown"))
+        pick.addWidget(self.shown_run, 1)
+        right.addLayout(pick)
+        right.addWidget(self.tabs)
+        outer = QHBoxLayout(self)
+        outer.addWidget(self.controls)
+        outer.addLayout(right, 1)
+
+    def _start_worker(self) -> None:
+        self._thread = QThread(self)
+        self.worker = LabWorker()
+        self.worker.moveToThread(self._thread)
+        self._train_requested.connect(self.worker.train)
+        self._save_requested.connect(self.worker.save)
+        self._load_requested.connect(self.worker.load)
+        self.worker.started.connect(self._on_started)
+        self.worker.progressed.connect(self._on_progress)
+        self.worker.run_finished.connect(self._on_run_finished)
+        # bound methods, not lambdas: a lambda has no thread of its own and would run on
+        # the worker's thread, ahead of the results still queued for this one
+        self.worker.finished.connect(self._on_finished)
+        self.worker.cancelled.connect(self._on_cancelled)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.saved.connect(self._on_saved)
+        self._thread.start()
+        self.worker.warmed_up.connect(self._on_warmed_up)
+        self._warm_up_requested.connect(self.worker.warm_up)
+        self._warm_up_requested.emit()
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    def shutdown(self) -> None:
+        """Stop training and the thread (call before the page goes away)."""
+        if self._thread.isRunning():
+            self.worker.cancel()
+            self.worker.set_paused(False)
+            self._thread.quit()
+            self._thread.wait(10_000)
+
+    # actions ---------------------------------------------------------------
+    def _show_task(self) -> None:
+        name = self.task.currentText()
+        self.explanation.setText(TASKS[name].explanation)
+        self.sample.setText(sample_text(name))
+
+    def _set_running(self, running: bool) -> None:
+        self._running = running
+        for w in (self.train_button, self.sweep_button, self.save_button, self.load_button,
+                  self.stage_button, self.export_button):
+            w.setEnabled(not running)
+        self.pause_button.setEnabled(running)
+        self.cancel_button.setEnabled(running)
+        if not running:
+            self.pause_button.setChecked(False)
+
+    def _sweep(self) -> None:
+        try:
+            counts = tables.parse_head_counts(self.sweep_heads.text(), self.d_model.value())
+        except ValueError as exc:
+            self.error.setText(str(exc))
+            return
+        self._train(counts)
+
+    def _train(self, counts: tuple[int, ...]) -> None:
+        if self.d_model.value() % max(counts[0], 1) and len(counts) == 1:
+            self.error.setText(f"{counts[0]} heads do not divide d_model {self.d_model.value()}")
+            return
+        self.error.clear()
+        self._reset_results()
+        self._set_running(True)
+        self._train_requested.emit(LabRequest(
+            task=self.task.currentText(), head_counts=counts, d_model=self.d_model.value(),
+            steps=self.steps.value(), seed=self.seed.value(), analyse=self.analyse.isChecked()))
+
+    def _reset_results(self) -> None:
+        self._summaries.clear()
+        self._live.clear()
+        self._order.clear()
+        self.shown_run.clear()
+        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.pruning_plot):
+            plot.clear_curves()
+        self.comparison.setRowCount(0)
+        self.ranking.setRowCount(0)
+        self.answer.clear()
+
+    def _pause(self, paused: bool) -> None:
+        self.worker.set_paused(paused)
+        self.pause_button.setText("Resume" if paused else "Pause")
+
+    def _cancel(self) -> None:
+        self.worker.cancel()
+        self.worker.set_paused(False)
+
+    def _selected_heads(self) -> int | None:
+        return self.shown_run.currentData()
+
+    def _save(self) -> None:
+        heads = self._selected_heads()
+        if heads is None:
+            self.error.setText("train or load a run first")
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Save the lab run into a folder")
+        if folder:
+            self._save_requested.emit(heads, f"{folder}/lab-{self.task.currentText()}-h{heads}")
+
+    def _load(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a saved lab run (its folder)")
+        if folder:
+            self._reset_results()
+            self._load_requested.emit(folder)
+
+    def _export(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export curves and tables into a folder")
+        if folder:
+            self.export_to(folder)
+
+    def export_to(self, folder: str) -> list:
+        from mha_explorer.qt.lab.export import export_all
+
+        plots = {"loss": self.loss_plot, "accuracy": self.accuracy_plot, "entropy": self.entropy_plot,
+                 "pruning": self.pruning_plot}
+        try:
+            written = export_all(folder, self._summaries, plots)
+        except (OSError, ValueError) as exc:
+            self.error.setText(f"could not export to {folder}: {exc}")
+            return []
+        self.status_message.emit(f"wrote {len(written)} files to {folder}")
+        return written
+
+    def _open_in_stage_view(self) -> None:
+        heads = self._selected_heads()
+        if heads is None:
+            self.error.setText("train or load a run first")
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Save the run first: choose a folder")
+        if folder:
+            self._stage_after_save = True
+            self._save_requested.emit(heads, f"{folder}/lab-{self.task.currentText()}-h{heads}")
+
+    # worker signals --------------------------------------------------------
+    @Slot(int)
+    def _on_started(self, heads: int) -> None:
+        self._live[heads] = {"step": [], "loss": [], "accuracy": [], "entropy": []}
+        if heads not in self._order:
+            self._order.append(heads)
+        self.progress.setText(f"training {heads} head{'s' if heads > 1 else ''}…")
+
+    @Slot(int, object)
+    def _on_progress(self, heads: int, event: dict) -> None:
+        live = self._live.setdefault(heads, {"step": [], "loss": [], "accuracy": [], "entropy": []})
+        if not live["step"] or live["step"][-1] != event["step"]:
+            for key in ("step", "loss", "accuracy", "entropy"):
+                live[key].append(event[key])
+        color, name = color_for(self._order.index(heads) if heads in self._order else 0), f"h={heads}"
+        steps = np.array(live["step"])
+        # one plot per event-loop turn: each repaints alone, so no turn holds the loop long
+        self._refresh.schedule("loss", lambda: self.loss_plot.set_curve(name, steps, live["loss"], color))
+        self._refresh.schedule("accuracy", lambda: self.accuracy_plot.set_curve(
+            name, steps, live["accuracy"], color))
+        self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, np.array(live["entropy"])))
+        if event["maps"] is not None:
+            maps = event["maps"].reshape(-1, *event["maps"].shape[-2:])  # [layers * H, T, T]
+            titles = [f"h={heads} head {i}" for i in range(len(maps))]
+            self._refresh.schedule("maps", lambda: self.maps.show_maps(maps, titles, event["labels"]))
+        self.progress.setText(f"{name}: step {event['step']} of {event['steps']}, "
+                              f"held-out accuracy {event['accuracy']:.1%}")
+
+    def _draw_entropy(self, steps: np.ndarray, bits: np.ndarray) -> None:
+        n = bits.shape[1] if bits.ndim == 2 else 0
+        if not self.entropy_plot.set_family(steps, bits.T, [f"head {i}" for i in range(n)],
+                                            [color_for(i) for i in range(n)]):
+            self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, bits))
+
+    @Slot(int, object)
+    def _on_run_finished(self, heads: int, summary: dict) -> None:
+        self._summaries[heads] = summary
+        if heads not in self._order:
+            self._order.append(heads)
+        color = color_for(self._order.index(heads))
+        curve, pr, name = summary["curve"], summary.get("pruning"), f"h={heads}"
+        later = self._refresh.schedule
+        later(f"loss {name}", lambda: self.loss_plot.set_curve(name, curve[:, 0], curve[:, 1], color))
+        later(f"accuracy {name}", lambda: self.accuracy_plot.set_curve(name, curve[:, 0], curve[:, 2], color))
+        if pr:
+            later(f"pruning {name}", lambda: self.pruning_plot.set_curve(
+                name, np.arange(len(pr["accuracy"])), pr["accuracy"], color, symbol="o"))
+        later(f"table {name}", lambda: tables.fill_comparison(self.comparison, self._summaries))
+        later(f"selected {name}", lambda: self._add_shown_run(heads))
+
+    def _add_shown_run(self, heads: int) -> None:
+        self.shown_run.addItem(f"{heads} head{'s' if heads > 1 else ''}", heads)
+        self.shown_run.setCurrentIndex(self.shown_run.count() - 1)
+
+    def _show_selected(self) -> None:
+        heads = self._selected_heads()
+        summary = self._summaries.get(heads) if heads is not None else None
+        if summary is None:
+            return
+        self._draw_entropy(summary["entropy_steps"], summary["entropy"])
+        ab, pr = summary.get("ablation"), summary.get("pruning")
+        tables.fill_ranking(self.ranking, ab)
+        if pr:
+            self.answer.setText(tables.pruning_answer(heads, pr))
+            if pr["survivor_maps"] is not None:
+                self.survivors.show_maps(pr["survivor_maps"], [f"head {i}" for i in pr["survivors"]],
+                                         summary["labels"])
+            else:
+                self.survivors.show_maps(np.zeros((0, 1, 1)), [])  # every head could go
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.error.setText(message)
+        self._set_running(False)
+
+    @Slot()
+    def _on_warmed_up(self) -> None:
+        self._ready = True
+
+    @Slot()
+    def _on_finished(self) -> None:
+        self._refresh.schedule("done", lambda: self._done("finished"))  # after the results are drawn
+
+    @Slot()
+    def _on_cancelled(self) -> None:
+        self._refresh.schedule("done", lambda: self._done("cancelled"))
+
+    def _done(self, how: str) -> None:
+        self._set_running(False)
+        self.progress.setText(f"training {how}")
+        self.status_message.emit(f"lab: training {how}")
+
+    @Slot(str, object)
+    def _on_saved(self, folder: str, changes: dict) -> None:
+        self.status_message.emit(f"lab run saved to {folder}")
+        if self._stage_after_save:
+            self._stage_after_save = False
+            self.stage_view_requested.emit(changes)
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def ready(self) -> bool:
+        """True once the worker thread has loaded torch."""
+        return self._ready

@@ -1,0 +1,68 @@
+"""The Lab page as a person uses it: a task with its sample, a tiny sweep that fills
+the comparison, pruning answer and survivors, inline errors, cancel, export."""
+
+import pytest
+
+from mha_explorer.core.lab.tasks import TASKS
+from mha_explorer.qt.lab.page import LabPage
+
+
+@pytest.fixture
+def page(qtbot):
+    p = LabPage()
+    qtbot.addWidget(p)
+    qtbot.waitUntil(lambda: p.ready, timeout=60_000)
+    yield p
+    p.shutdown()
+
+
+def _tiny(page, heads="1,2", steps=20):
+    page.d_model.setValue(8)
+    page.steps.setValue(steps)
+    page.sweep_heads.setText(heads)
+
+
+def test_choosing_a_task_shows_its_explanation_and_sample(page):
+    page.task.setCurrentText("sort")
+    assert page.explanation.text() == TASKS["sort"].explanation
+    source, answer = page.sample.text().split("->")
+    assert answer.split() == sorted(source.split()[:6])
+
+
+def test_a_sweep_fills_the_table_the_pruning_answer_and_the_survivors(page, qtbot, tmp_path):
+    _tiny(page)
+    page.sweep_button.click()
+    assert page.running
+    # waits on the page, not on the worker's signals: a test's slot on those would run on its thread
+    qtbot.waitUntil(lambda: not page.running, timeout=120_000)
+    assert page.comparison.rowCount() == 2
+    assert [page.comparison.item(r, 0).text() for r in range(2)] == ["1", "2"]
+    assert page.shown_run.count() == 2
+    assert page.ranking.rowCount() == 2  # the 2-head run is shown: both heads ranked
+    assert page.answer.text().startswith("2 heads:")
+    survivors = page.answer.text().split("survivors: ")[1]
+    assert page.survivors.cell_count() == (0 if survivors == "none" else len(survivors.split(", ")))
+    written = page.export_to(str(tmp_path / "out"))
+    names = {p.name for p in written}
+    assert {"lab-comparison.csv", "lab-pruning.csv", "lab-loss.png", "lab-pruning.svg"} <= names
+    rows = (tmp_path / "out" / "lab-comparison.csv").read_text().splitlines()
+    assert len(rows) == 3 and rows[0].startswith("heads,steps_to_95")
+
+
+def test_bad_head_counts_are_said_inline_and_nothing_starts(page):
+    page.d_model.setValue(8)
+    page.sweep_heads.setText("1,3")
+    page.sweep_button.click()
+    assert "3 heads do not divide d_model 8" in page.error.text()
+    assert not page.running
+
+
+def test_cancel_stops_a_long_run_and_the_buttons_come_back(page, qtbot):
+    _tiny(page, heads="2", steps=100_000)
+    page.analyse.setChecked(False)
+    page.sweep_button.click()
+    qtbot.waitUntil(lambda: page.progress.text().startswith("h=2: step"), timeout=60_000)
+    assert page.running and not page.train_button.isEnabled()
+    page.cancel_button.click()
+    qtbot.waitUntil(lambda: not page.running, timeout=60_000)
+    assert page.train_button.isEnabled() and "cancelled" in page.progress.text()
