@@ -93,21 +93,7 @@ class HeatmapPanel(QWidget):
         self._entropy_key: tuple = (None, -1)  # (trace, batch) the cached entropies belong to
         self._entropies: tuple[float, ...] | None = None
 
-        self.batch_spin = QSpinBox(keyboardTracking=False, accelerated=True)
-        self.batch_spin.setToolTip("which sequence of the batch the maps show")
-        self.tensor_combo = QComboBox()
-        self.tensor_combo.addItems(["Q", "K", "V"])
-        self.tensor_combo.setToolTip("the projection shown at project, view and transpose")
-        self.stretch_check = QCheckBox("&stretch colours")
-        self.stretch_check.setToolTip(
-            "colour the weights from 0 to the largest one shown instead of 0 to 1")
-        self.rows_spin = QSpinBox(keyboardTracking=False)
-        self.rows_spin.setToolTip("first query row computed exactly and shown")
-        for widget, name in ((self.batch_spin, "Batch element shown"),
-                             (self.tensor_combo, "Projection shown"),
-                             (self.stretch_check, "Stretch colours"),
-                             (self.rows_spin, "First query row shown")):
-            widget.setAccessibleName(name)  # what a screen reader says for the control
+        self._make_controls()
         self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.weights_note = QLabel(wordWrap=True)  # random weights: the maps mean nothing yet
         self.weights_note.setObjectName("heads_weights_note")
@@ -164,6 +150,24 @@ class HeatmapPanel(QWidget):
         self._sync_batch_range(controller.config)
         self._show_weights_note(controller.config)
         self.refresh()
+
+    def _make_controls(self) -> None:
+        """The batch element, the projection, the colour stretch and the first row."""
+        self.batch_spin = QSpinBox(keyboardTracking=False, accelerated=True)
+        self.batch_spin.setToolTip("which sequence of the batch the maps show")
+        self.tensor_combo = QComboBox()
+        self.tensor_combo.addItems(["Q", "K", "V"])
+        self.tensor_combo.setToolTip("the projection shown at project, view and transpose")
+        self.stretch_check = QCheckBox("&stretch colours")
+        self.stretch_check.setToolTip(
+            "colour the weights from 0 to the largest one shown instead of 0 to 1")
+        self.rows_spin = QSpinBox(keyboardTracking=False)
+        self.rows_spin.setToolTip("first query row computed exactly and shown")
+        for widget, name in ((self.batch_spin, "Batch element shown"),
+                             (self.tensor_combo, "Projection shown"),
+                             (self.stretch_check, "Stretch colours"),
+                             (self.rows_spin, "First query row shown")):
+            widget.setAccessibleName(name)  # what a screen reader says for the control
 
     # what is shown --------------------------------------------------------------
     @property
