@@ -230,8 +230,9 @@ def kv_note(cfg: MHAConfig) -> str:
     """How the query heads share key/value heads, in words."""
     if cfg.Hkv == cfg.H:
         return "each query head has its own K and V"
-    return (f"{cfg.group_size} query heads share each of {cfg.Hkv} K/V "
-            f"head{'s' if cfg.Hkv > 1 else ''}")
+    if cfg.Hkv == 1:
+        return f"all {cfg.H} query heads share one K/V head"
+    return f"{cfg.group_size} query heads share each of the {cfg.Hkv} K/V heads"
 
 
 def set_value(spin: QSpinBox, value: int) -> None:

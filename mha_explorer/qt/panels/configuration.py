@@ -332,12 +332,11 @@ class ControlsPanel(QWidget):
         self._edit(seq=value)
 
     def _on_sentence(self, text: str) -> None:
+        if self._syncing:  # a length typed just cleared it: the note says why, keep it
+            return
         words = sentence_tokens(text)
         show_note(self.sentence_note, sentence_note(text, len(words), self.sentence_edit.maxLength()))
-        if words:
-            self._edit(tokens=words, seq=len(words))
-        else:
-            self._edit(tokens=None)
+        self._edit(tokens=words, seq=len(words)) if words else self._edit(tokens=None)
 
     def _on_cross(self, on: bool) -> None:
         self.kv_seq_spin.setEnabled(on)

@@ -250,8 +250,9 @@ def build_softmax(c: Composer) -> None:
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
     c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
-    c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(), rect.bottom() + bottom_space(),
-           "tc", color=c.ink.muted)
+    if cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
+        c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(),
+               rect.bottom() + bottom_space(), "tc", color=c.ink.muted)
     _row_sums(c, rect)
     _bottom_note(c, softmax_note(ctx))
 
