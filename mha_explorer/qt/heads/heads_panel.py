@@ -92,6 +92,7 @@ class HeatmapPanel(QWidget):
         self._laying_out = False
         self._entropy_key: tuple = (None, -1)  # (trace, batch) the cached entropies belong to
         self._entropies: tuple[float, ...] | None = None
+        self._figure_only = False  # an export's picture: no controls, no scroll bar
 
         self._make_controls()
         self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
@@ -104,7 +105,7 @@ class HeatmapPanel(QWidget):
         self.hover_label.setMinimumHeight(self.hover_label.fontMetrics().height() + 4)
 
         controls = QHBoxLayout()
-        batch_label = QLabel("&batch element")
+        self.batch_label = batch_label = QLabel("&batch element")
         batch_label.setBuddy(self.batch_spin)
         self.tensor_label = QLabel("&tensor")
         self.tensor_label.setBuddy(self.tensor_combo)
@@ -195,6 +196,14 @@ class HeatmapPanel(QWidget):
         self.dialog.raise_()
         return self.dialog
 
+    def set_figure_only(self, on: bool) -> None:
+        """For an exported picture: the maps, their caption and the colour bar; none of
+        the controls, no hover line, no scroll bar."""
+        self._figure_only = bool(on)
+        self.hover_label.setVisible(not on)
+        self._layout_grid(force=True)
+        self.refresh()
+
     def head_of_map(self, index: int) -> int:
         if self.maps is not None and not self.maps.shows_query_heads:
             return index * self.controller.config.group_size  # a map per K/V head
@@ -234,10 +243,12 @@ class HeatmapPanel(QWidget):
     # drawing ---------------------------------------------------------------------
     def refresh(self, *_args) -> None:
         stage = self.controller.stage
-        split = stage in SPLIT_TENSOR_STAGES
+        split = stage in SPLIT_TENSOR_STAGES and not self._figure_only
         self.tensor_label.setVisible(split)
         self.tensor_combo.setVisible(split)
-        self.stretch_check.setVisible(stage == "softmax")
+        self.stretch_check.setVisible(stage == "softmax" and not self._figure_only)
+        self.batch_label.setVisible(not self._figure_only)
+        self.batch_spin.setVisible(not self._figure_only)
         trace = self.controller.trace
         if trace is None:
             self.caption.setText("waiting for the first computation…")
@@ -257,7 +268,8 @@ class HeatmapPanel(QWidget):
                                  self.stretch_check.isChecked())
 
     def _sync_rows(self, trace: Trace) -> None:
-        windowed = trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
+        windowed = (trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
+                    and not self._figure_only)
         self.rows_label.setVisible(windowed)
         self.rows_spin.setVisible(windowed)
         if windowed:
@@ -337,7 +349,8 @@ class HeatmapPanel(QWidget):
         self._laying_out = True
         try:
             self.scroll.setVerticalScrollBarPolicy(
-                on if scrolls else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+                Qt.ScrollBarPolicy.ScrollBarAlwaysOff if self._figure_only  # a picture
+                else on if scrolls else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         finally:
             self._laying_out = False
         if cols == self.columns and not force:

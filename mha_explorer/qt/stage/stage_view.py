@@ -61,6 +61,7 @@ class StageView(QWidget):
         self._compact: bool | None = None
         self._small_header = False
         self._sized = False
+        self._figure_only = False
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -137,6 +138,15 @@ class StageView(QWidget):
         self._sized = False
         self._share_width()
 
+    def set_figure_only(self, on: bool) -> None:
+        """For an exported picture: no head selector, no scroll bars on the code."""
+        self._figure_only = bool(on)
+        for widget in (self.head_label, self.head_spin):
+            widget.setVisible(not on and self._controller.config.H > 1)
+        policy = Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded
+        self.code_panel.setVerticalScrollBarPolicy(policy)
+        self.code_panel.setHorizontalScrollBarPolicy(policy)
+
     def _show_head(self, head: int) -> None:
         if self.head_spin.value() != head:
             self.head_spin.blockSignals(True)  # a reflection, not a new request
@@ -192,7 +202,7 @@ class StageView(QWidget):
         self.head_spin.setValue(c.head)
         self.head_spin.blockSignals(False)
         for widget in (self.head_label, self.head_spin):
-            widget.setVisible(cfg.H > 1)
+            widget.setVisible(cfg.H > 1 and not self._figure_only)
         self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if c.stage == "input" else "")
         self._set_note(self.scaling, scaling_note(c.current_trace, c.stage, c.batch_index))
 
