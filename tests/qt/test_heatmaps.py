@@ -44,7 +44,9 @@ def test_one_map_per_head_in_head_order(make_panel):
     panel = make_panel(MHAConfig(d_model=48, n_heads=6, batch=2, seq=5))
     panel.controller.set_stage("softmax")
     assert len(panel.cells) == 6
-    assert [c.title.text() for c in panel.cells] == [f"<b>head {h}</b>" for h in range(6)]
+    # each title names its head (the entropy may sit beside it, after a "·")
+    assert [c.title.text().split(" · ")[0] for c in panel.cells] == [f"<b>head {h}</b>"
+                                                                     for h in range(6)]
     weights = panel.controller.trace.tensors["softmax"]["weights"]
     for h, image in enumerate(shown(panel)):
         np.testing.assert_array_equal(image, weights[0, h])

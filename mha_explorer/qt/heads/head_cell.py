@@ -176,6 +176,7 @@ class HeatmapCell(QFrame):
         self._lines: list[pg.InfiniteLine] = []
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
         self._title_html = ""
+        self._footer_text = ""  # the whole footer; the label may hold its short form
         self._apply_palette()
 
         scene = self.view.scene()
@@ -187,7 +188,7 @@ class HeatmapCell(QFrame):
         image = heatmap.image
         rows, cols = image.shape
         self._title_html = map_title_html(heatmap)
-        self.footer.setText(heatmap.footer)
+        self._footer_text = heatmap.footer
         self._place_footer()
         self.image.setImage(image, levels=maps.levels,
                             autoDownsample=image.size > AUTO_DOWNSAMPLE_PIXELS)
@@ -219,7 +220,7 @@ class HeatmapCell(QFrame):
     def _place_footer(self) -> None:
         """The footer on the title's line when both fit the cell's width (a line of
         height more for the map), else on a line of its own; never cut."""
-        footer = self.footer.text()
+        footer = self._footer_text
         short = footer.removeprefix("entropy ")  # the caption says the numbers are entropies
         plain = QTextDocumentFragment.fromHtml(self._title_html).toPlainText()
         margins = self.layout().contentsMargins()
@@ -229,10 +230,13 @@ class HeatmapCell(QFrame):
         self.title.setText(f"{self._title_html} · {html.escape(short)}"
                            if beside else self._title_html)
         self.footer.setVisible(bool(footer) and not beside)
+        # on a line of its own, the short form when the whole would be cut
+        fits = self.footer.fontMetrics().horizontalAdvance(footer) + 4 <= room
+        self.footer.setText(footer if fits else short)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self.footer.text():
+        if self._footer_text:
             self._place_footer()
 
     def _set_lines(self, positions: tuple[float, ...]) -> None:
@@ -259,6 +263,7 @@ class HeatmapCell(QFrame):
         self.image.clear()
         self._title_html = html.escape(message)
         self.title.setText(self._title_html)
+        self._footer_text = ""
         self.footer.clear()
         self._set_lines(())
         self.mark.setVisible(False)

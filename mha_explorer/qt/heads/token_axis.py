@@ -173,8 +173,12 @@ class TokenAxis(pg.AxisItem):
             last = min(last, self._first + len(self._labels) - 1)
         if last < first:
             return []
-        step = math.ceil((last - first + 1) * self._tick_px(last) / max(size, 1.0))
+        tick_px = self._tick_px(last)
+        step = math.ceil((last - first + 1) * tick_px / max(size, 1.0))
         step = max(1, step if self._naming else nice_step(step))  # every k-th word reads fine
+        if step > 1:  # thinned: keep each label clear of the map's ends, where it is cut
+            edge = math.ceil(tick_px / 2 / max(size / max(hi - lo, 1e-9), 1e-9) - 0.5)
+            first, last = min(first + edge, last), max(last - edge, first)
         start = math.ceil(first / step) * step
         return [(float(step), [float(v) for v in range(start, last + 1, step)])]
 
