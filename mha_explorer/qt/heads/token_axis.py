@@ -180,7 +180,8 @@ class TokenAxis(pg.AxisItem):
             edge = math.ceil(tick_px / 2 / max(size / max(hi - lo, 1e-9), 1e-9) - 0.5)
             first, last = min(first + edge, last), max(last - edge, first)
         start = math.ceil(first / step) * step
-        return [(float(step), [float(v) for v in range(start, last + 1, step)])]
+        values = list(range(start, last + 1, step)) or [(first + last) // 2]  # one, centred
+        return [(float(step), [float(v) for v in values])]
 
     def _tick_px(self, last: int) -> float:
         """Pixels one tick label needs along the axis (its text and some air)."""
