@@ -162,3 +162,14 @@ def test_clicking_a_map_shows_that_head_in_the_diagram(qtbot, make_window):
     window.stage_view.head_spin.setValue(3)
     assert window.controller.head == 3
     assert "head 3 of 4" in window.stage_view.diagram.label_texts()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_first_launch_shows_the_heads_as_reset_layout_does(qtbot, make_window, size):
+    window = make_window(size=size)
+    heads = window.docks["heatmaps"]
+    qtbot.waitUntil(lambda: heads.isVisible() and not heads.visibleRegion().isEmpty())
+    first = (window.dockWidgetArea(heads), heads.height() > 200)
+    window.apply_default_layout()
+    qtbot.waitUntil(lambda: not heads.visibleRegion().isEmpty())
+    assert (window.dockWidgetArea(heads), heads.height() > 200) == first == (first[0], True)
