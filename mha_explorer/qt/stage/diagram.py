@@ -63,7 +63,7 @@ class StageDiagram(QGraphicsView):
         self._canvas = (0.0, 0.0)
         self._reduced_motion = False
         self._type_floor: float | None = None  # presentation: no text below this many points
-        self._type_scale = 1.0
+        self._scene_floor = 0.0  # the type floor in scene points, for the current zoom
         self._transition = Transition(self._scene, self)
 
         controller.stage_changed.connect(self._on_stage_changed)
@@ -97,7 +97,7 @@ class StageDiagram(QGraphicsView):
 
     def smallest_text_points(self) -> float:
         """On-screen size of the smallest type the diagram draws, in points."""
-        return style.SMALLEST_PT * self._type_scale * self.transform().m11()
+        return max(style.SMALLEST_PT, self._scene_floor) * self.transform().m11()
 
     def is_animating(self) -> bool:
         return self._transition.is_running()
@@ -129,12 +129,12 @@ class StageDiagram(QGraphicsView):
                             head=min(c.head, c.config.H - 1))
 
     def _build(self, stage: str) -> list:
-        style.set_type_scale(self._type_scale)
+        style.set_type_floor(self._scene_floor)
         try:
             composer = Composer(self._context())
             BUILDERS[stage](composer)
         finally:
-            style.set_type_scale(1.0)  # the header and an export measure at their own size
+            style.set_type_floor(0.0)  # the header and an export measure at their own size
         return composer.items
 
     def _fit_canvas(self) -> None:
@@ -142,11 +142,11 @@ class StageDiagram(QGraphicsView):
         if self._type_floor is None:
             w, h = max(vw, MIN_CANVAS[0]), max(vh, MIN_CANVAS[1])
             scale = min(vw / w, vh / h)
-            self._type_scale = 1.0
+            self._scene_floor = 0.0
         else:  # grow or shrink the whole picture to the view, then the type to the floor
             scale = min(vw / MIN_CANVAS[0], vh / MIN_CANVAS[1])
             w, h = vw / scale, vh / scale
-            self._type_scale = max(1.0, self._type_floor / (style.SMALLEST_PT * scale))
+            self._scene_floor = self._type_floor / scale
         self._canvas = (float(w), float(h))
         self._scene.setSceneRect(QRectF(0, 0, w, h))
         self.resetTransform()

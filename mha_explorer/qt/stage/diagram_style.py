@@ -23,7 +23,7 @@ NOTE_PT = 17
 OPERATOR_PT = 28
 SLICE_PT = 14
 SMALLEST_PT = SLICE_PT  # the smallest type any stage draws at scale 1
-_type_scale = [1.0]  # set by the diagram before it builds a stage (presentation: larger)
+_type_floor = [0.0]  # set by the diagram before it builds a stage (presentation: larger)
 
 
 @dataclass(frozen=True)
@@ -61,19 +61,20 @@ MIN_SIDE = 26  # no block side is drawn thinner than this, however small the dim
 MAX_HEADS_SHOWN = 4  # more heads are drawn as the first three, "…", and the last
 
 
-def set_type_scale(scale: float) -> None:
-    """Every diagram font is ``scale`` times its nominal size until set again: the
-    diagram sets it before each build, so layouts measure what they draw."""
-    _type_scale[0] = max(1.0, float(scale))
+def set_type_floor(points: float) -> None:
+    """No diagram font is smaller than ``points`` (scene points) until set again: the
+    diagram sets it before each build, so layouts measure what they draw. Type that
+    is already larger keeps its size."""
+    _type_floor[0] = max(0.0, float(points))
 
 
-def type_scale() -> float:
-    return _type_scale[0]
+def type_floor() -> float:
+    return _type_floor[0]
 
 
 def font(points: float, bold: bool = False) -> QFont:
     f = QFont()
-    f.setPointSizeF(points * _type_scale[0])
+    f.setPointSizeF(max(points, _type_floor[0]))
     f.setBold(bold)
     return f
 
