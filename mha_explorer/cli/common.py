@@ -99,6 +99,9 @@ def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) ->
         words = sentence_tokens(sentence)
         if not words:
             raise ConfigError("tokens", "the sentence has no words")
+        if changes.get("seq", len(words)) != len(words):
+            raise ConfigError("seq", f"--sentence has {len(words):,} words but --seq is "
+                              f"{changes['seq']:,}; the sentence sets T, so give one of the two")
         changes.update(tokens=words, seq=len(words))
     cfg = apply_edits(cfg, changes)  # validated as a whole: the message is about the result
     check_attention_choice(args, cfg)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.edits import apply_edits
@@ -21,8 +21,8 @@ from mha_explorer.core.trace import Trace, current_trace
 from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
 
 DEBOUNCE_MS = 150
-SPEEDS = (0.5, 1.0, 1.5, 2.0, 3.0)  # stages per ~2 s at 1.0
-BASE_STEP_MS = 2000
+SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # stages per second
+BASE_STEP_MS = 1000  # one stage a second at 1×
 
 
 class Controller(QObject):
@@ -36,6 +36,7 @@ class Controller(QObject):
     playing_changed = Signal(bool)
     speed_changed = Signal(float)
     batch_index_changed = Signal(int)
+    head_changed = Signal(int)  # the query head the stage view shows
     engine_loaded = Signal(float)
     status_changed = Signal(str)
     _request = Signal(object)
@@ -52,6 +53,7 @@ class Controller(QObject):
         self._stage = 0
         self._speed = 1.0
         self._batch_index = 0
+        self._head = 0
         self._rows_from = 0
         self._budget = budget_bytes
         self._request_id = 0
@@ -61,6 +63,7 @@ class Controller(QObject):
         self._debounce.timeout.connect(self._on_debounce)
         self._pending = False
         self._play = QTimer(self)
+        self._play.setTimerType(Qt.TimerType.PreciseTimer)  # a coarse timer drifts by 5 %
         self._play.timeout.connect(self._advance)
 
         self._thread = QThread(self)
@@ -155,6 +158,9 @@ class Controller(QObject):
             self._batch_index = 0
             self.batch_index_changed.emit(0)
         self._rows_from = 0
+        if self._head >= cfg.H:
+            self._head = 0
+            self.head_changed.emit(0)
         self.config_changed.emit(cfg)
         self.request_compute()
         return True
@@ -261,6 +267,17 @@ class Controller(QObject):
         self.batch_index_changed.emit(b)
         if self._trace is not None and self._trace.batch_index is not None:
             self.request_compute(immediate=True)  # windowed traces keep one element
+
+    @property
+    def head(self) -> int:
+        """The query head the one-head pictures show (the diagram, the head selector)."""
+        return self._head
+
+    def set_head(self, head: int) -> None:
+        head = max(0, min(int(head), self._config.H - 1))
+        if head != self._head:
+            self._head = head
+            self.head_changed.emit(head)
 
     def set_rows_from(self, row: int) -> None:
         self._rows_from = max(0, int(row))

@@ -61,6 +61,11 @@ def build_menus(window: MainWindow) -> None:
         view.addAction(toggle)
         window.addAction(toggle)
         window.actions[f"toggle_{key}"] = toggle
+    code = add_action(window, "toggle_code", "&Code beside the diagram", "Ctrl+Shift+C",
+                      window.stage_view.set_code_visible, view,
+                      "Show or hide the PyTorch code (Ctrl+Shift+C; presentation hides it)",
+                      checkable=True)
+    code.setChecked(True)
     add_action(window, "reset_layout", "&Reset layout", "Ctrl+Shift+R", window.apply_default_layout,
                view, "Put every panel back where it started")
     view.addSeparator()

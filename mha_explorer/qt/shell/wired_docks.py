@@ -25,6 +25,7 @@ PLACING_MS = 200
 # of the height while Layers or Generation is the tab in front: their views draw rows of labels
 ROOMY_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
 ROOMY_DOCKS = ("layers", "generation")
+WIRED_DOCKS = ("weights", "layers", "generation")
 
 
 def add_wired_docks(window: MainWindow) -> None:
@@ -74,16 +75,21 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
     window._wired_placing = True  # until the layout's own deferred steps have run
     window._room_before = None
     QTimer.singleShot(PLACING_MS, lambda: setattr(window, "_wired_placing", False))
-    window.splitDockWidget(d["controls"], d["weights"], Qt.Orientation.Vertical)
-    window.splitDockWidget(d["weights"], d["controls"], Qt.Orientation.Vertical)  # weights on top
-    window.tabifyDockWidget(d["heatmaps"], d["layers"])
+    if narrow:  # a short screen: the left column has no height to spare, so a tab
+        window.tabifyDockWidget(d["controls"], d["weights"])
+    else:
+        window.splitDockWidget(d["controls"], d["weights"], Qt.Orientation.Vertical)
+        window.splitDockWidget(d["weights"], d["controls"], Qt.Orientation.Vertical)  # weights on top
+    # with the heads in their own full-height column (narrow screens) a tab bar there
+    # would push the window taller than the screen: the Layers tab joins the configuration
+    window.tabifyDockWidget(d["controls" if narrow else "heatmaps"], d["layers"])
     window.tabifyDockWidget(d["params"], d["generation"])
     window.resizeDocks([d["weights"]], [WEIGHTS_HEIGHT], Qt.Orientation.Vertical)
-    if not (present or narrow):  # the heads keep the front of their own tab group
 
-        def heads_in_front() -> None:
-            d["heatmaps"].lower()
-            d["heatmaps"].raise_()
+    def built_ins_in_front() -> None:  # a newly tabbed dock takes the front: give it back
+        for key in ("controls", "heatmaps", "shapes"):
+            d[key].lower()
+            d[key].raise_()
 
-        heads_in_front()
-        QTimer.singleShot(0, heads_in_front)
+    built_ins_in_front()
+    QTimer.singleShot(0, built_ins_in_front)
