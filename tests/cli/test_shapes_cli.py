@@ -202,12 +202,13 @@ def test_mla_preset_json_keeps_the_keys_with_latent_numbers(capsys):
     data = shapes_json(capsys, "--preset", "deepseek-v2-lite", "--seq", "4", "--batch", "1")
     # q_proj 2048·16·(128+64) + kv_a 2048·(512+64) + norm 512 + kv_b 512·16·(128+128) + o 16·128·2048
     assert data["params"]["total"] == 6_291_456 + 1_179_648 + 512 + 2_097_152 + 4_194_304
-    assert data["memory"]["kv_cache_per_token"] == (512 + 64) * 4  # (r_kv + d_r) · itemsize
-    assert data["memory"]["kv_cache_per_sequence"] == (512 + 64) * 4 * 4
+    # the checkpoint is stored in bf16: itemsize 2
+    assert data["memory"]["kv_cache_per_token"] == (512 + 64) * 2  # (r_kv + d_r) · itemsize
+    assert data["memory"]["kv_cache_per_sequence"] == (512 + 64) * 2 * 4
     assert [r["variant"] for r in data["kv_compare"]] == ["MHA", "GQA", "MQA", "MLA", "window"]
     mha = data["kv_compare"][0]
-    assert mha["bytes_per_token"] == 2 * 16 * 128 * 4  # 2 · H · d_k · itemsize
-    assert mha["whole_model_bytes"] == 2 * 16 * 128 * 4 * 4 * 27  # × S 4 × B 1 × 27 layers
+    assert mha["bytes_per_token"] == 2 * 16 * 128 * 2  # 2 · H · d_k · itemsize
+    assert mha["whole_model_bytes"] == 2 * 16 * 128 * 2 * 4 * 27  # × S 4 × B 1 × 27 layers
     assert "kv_compress" in [s["id"] for s in data["stages"]]
 
 
@@ -233,7 +234,7 @@ def test_variant_flags_reach_the_config(capsys):
 def test_table_shows_the_kv_comparison_and_the_latent_formula(capsys):
     rc, out, _ = shapes(capsys, "--preset", "deepseek-v3", "--seq", "4")
     assert rc == 0
-    assert "KV cache per token: (r_kv + d_r) × 4 B = (512 + 64) × 4 B" in out
+    assert "KV cache per token: (r_kv + d_r) × 2 B = (512 + 64) × 2 B" in out  # bf16
     assert "KV cache by variant" in out and "MLA (current)" in out
     assert "q_a_layernorm" in out and "kv_a_layernorm" in out  # both norms counted
 
@@ -243,4 +244,4 @@ def test_list_presets_uses_the_latent_parameters_and_cache(capsys):
     v3 = next(line for line in out.splitlines() if line.startswith("deepseek-v3"))
     # 7168·1536 + 1536 + 1536·128·192 + 7168·576 + 512 + 512·128·256 + 128·128·7168
     assert f"{11_010_048 + 1_536 + 37_748_736 + 4_128_768 + 512 + 16_777_216 + 117_440_512:,}" in v3
-    assert "2,304 B per token" in v3  # (512 + 64) · 4
+    assert "1,152 B per token" in v3  # (512 + 64) · 2 (bf16)
