@@ -15,9 +15,11 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.edits import apply_edits
 from mha_explorer.core.memory import Estimate, MemoryBudgetError, default_budget, estimate
-from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
+from mha_explorer.core.plan import Plan, build_plan
 from mha_explorer.core.presets import get_preset
+from mha_explorer.core.tables import STAGE_LABELS
 from mha_explorer.core.trace import Trace, current_trace
+from mha_explorer.core.variant_plan import carry_stage
 from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
 
 DEBOUNCE_MS = 150
@@ -49,11 +51,12 @@ class Controller(QObject):
         self._plan = build_plan(self._config)
         self._error: ConfigError | None = None
         self._trace: Trace | None = None
-        self._stage = 0
+        self._stage = self._plan.stage_ids[0]  # by id: the list varies with the config
         self._speed = 1.0
         self._batch_index = 0
         self._rows_from = 0
         self._budget = budget_bytes
+        self._budget_warned = False
         self._request_id = 0
         self._computing = False
 
@@ -77,14 +80,17 @@ class Controller(QObject):
         self._started = False
 
     # lifecycle ---------------------------------------------------------------
-    def start(self) -> None:
-        """Start the worker thread, load torch there, and compute the first trace."""
+    def start(self, compute: bool = True) -> None:
+        """Start the worker thread, load torch there, and compute the first trace
+        (unless ``compute`` is False: a restored config that may be costly waits
+        for ``request_compute``)."""
         if self._started:
             return
         self._started = True
         self._thread.start()
         self._warm_up.emit()
-        self.request_compute(immediate=True)
+        if compute:
+            self.request_compute(immediate=True)
 
     def shutdown(self) -> None:
         """Cancel any run and stop the thread; safe to call twice."""
@@ -117,7 +123,16 @@ class Controller(QObject):
         return estimate(self._config)
 
     def budget(self) -> int:
-        return self._budget if self._budget is not None else default_budget()
+        """The memory budget: the one given, else the environment's or a share of the
+        free memory. A bad MHA_EXPLORER_MEMORY_BUDGET is said once, then the default."""
+        if self._budget is not None:
+            return self._budget
+        return default_budget(on_bad_setting=self._warn_bad_budget)
+
+    def _warn_bad_budget(self, err: Exception) -> None:
+        if not self._budget_warned:
+            self._budget_warned = True
+            self.status_changed.emit(f"{err}; using the default budget")
 
     def update(self, **changes: Any) -> bool:
         """Apply edits; invalid ones are reported and the last valid state is kept."""
@@ -146,11 +161,16 @@ class Controller(QObject):
             return True
         self._config = cfg
         self._plan = build_plan(cfg)
+        stage = carry_stage(self._stage, self._plan.stage_ids)
         if self._batch_index >= cfg.batch:
             self._batch_index = 0
             self.batch_index_changed.emit(0)
         self._rows_from = 0
+        moved = stage != self._stage
+        self._stage = stage
         self.config_changed.emit(cfg)
+        if moved:
+            self.stage_changed.emit(stage)
         self.request_compute()
         return True
 
@@ -264,31 +284,42 @@ class Controller(QObject):
 
     # stages --------------------------------------------------------------------
     @property
+    def stage_ids(self) -> tuple[str, ...]:
+        return self._plan.stage_ids
+
+    @property
     def stage(self) -> str:
-        return STAGE_IDS[self._stage]
+        return self._stage
 
     @property
     def stage_index(self) -> int:
-        return self._stage
+        return self._plan.stage_ids.index(self._stage)
 
     def set_stage(self, stage: str | int) -> None:
-        index = STAGE_IDS.index(stage) if isinstance(stage, str) else int(stage)
-        index = max(0, min(index, len(STAGE_IDS) - 1))
-        if index != self._stage:
-            self._stage = index
-            self.stage_changed.emit(STAGE_IDS[index])
+        """Go to a stage by id or by its index in this config's list (clamped).
+        An id this config does not have goes to its counterpart (carry_stage)."""
+        ids = self._plan.stage_ids
+        if isinstance(stage, str):
+            if stage not in STAGE_LABELS:
+                raise ValueError(f"no stage {stage!r}; this config has {', '.join(ids)}")
+            target = carry_stage(stage, ids)
+        else:
+            target = ids[max(0, min(int(stage), len(ids) - 1))]
+        if target != self._stage:
+            self._stage = target
+            self.stage_changed.emit(target)
 
     def next_stage(self) -> None:
-        self.set_stage(self._stage + 1)
+        self.set_stage(self.stage_index + 1)
 
     def previous_stage(self) -> None:
-        self.set_stage(self._stage - 1)
+        self.set_stage(max(0, self.stage_index - 1))
 
     def first_stage(self) -> None:
         self.set_stage(0)
 
     def last_stage(self) -> None:
-        self.set_stage(len(STAGE_IDS) - 1)
+        self.set_stage(len(self._plan.stage_ids) - 1)
 
     # playback ------------------------------------------------------------------
     @property
@@ -313,7 +344,7 @@ class Controller(QObject):
     def play(self) -> None:
         if self.playing:
             return
-        if self._stage == len(STAGE_IDS) - 1:
+        if self._at_last_stage():
             self.set_stage(0)  # play from the start after the end
         self._play.start(self.step_interval_ms)
         self.playing_changed.emit(True)
@@ -326,12 +357,15 @@ class Controller(QObject):
     def toggle_play(self) -> None:
         self.pause() if self.playing else self.play()
 
+    def _at_last_stage(self) -> bool:
+        return self.stage_index >= len(self._plan.stage_ids) - 1
+
     def _advance(self) -> None:
-        if self._stage >= len(STAGE_IDS) - 1:
+        if self._at_last_stage():
             self.pause()
         else:
             self.next_stage()
-            if self._stage == len(STAGE_IDS) - 1:
+            if self._at_last_stage():
                 self.pause()
 
 

@@ -16,7 +16,6 @@ from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
 
-from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel
@@ -339,7 +338,7 @@ class MainWindow(QMainWindow):
         options = options if options is not None else ExportOptions()
         c = self.controller
         trace = c.current_trace
-        stages = STAGE_IDS if all_stages else (c.stage,)
+        stages = c.plan.stage_ids if all_stages else (c.stage,)
         try:
             written = export_stages(c.config, trace, stages, folder,
                                     batch_index=c.batch_index, options=options)

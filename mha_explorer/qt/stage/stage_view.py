@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
-from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
@@ -88,8 +87,14 @@ class StageView(QWidget):
         # explanation reads as broken, two lines of code still show where we are
         self.code_panel.setMinimumHeight(2 * self.code_panel.fontMetrics().lineSpacing() + 8)
 
+        # the diagram, and under it at the RoPE stage the q·k-against-distance plot
+        self.picture = QSplitter(Qt.Orientation.Vertical, self)
+        self.picture.setChildrenCollapsible(False)
+        self.picture.addWidget(self.diagram)
+        self.rope_plot = None  # pyqtgraph loads when a RoPE stage is first shown
+
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.diagram)
+        self.splitter.addWidget(self.picture)
         self.splitter.addWidget(side)
         self.splitter.setChildrenCollapsible(False)
         self._outer = QVBoxLayout(self)
@@ -137,13 +142,27 @@ class StageView(QWidget):
     def _show_text(self, *_args) -> None:
         c = self._controller
         stage = c.plan.stage(c.stage)
-        self.counter.setText(f"Stage {c.stage_index + 1} of {len(STAGE_IDS)}  ·  {c.config.variant}")
+        count = len(c.plan.stages)
+        self.counter.setText(f"Stage {c.stage_index + 1} of {count}  ·  {c.config.variant}")
+        self._show_rope_plot(c.stage == "rope")
         self.title.setText(stage.title)
         self.formula.setText(stage.formula)
         self.explanation.setText(stage.explanation)
         memory = f"new memory {format_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
         self.costs.setText(f"{format_count(stage.flops)} FLOPs  ·  {memory}" if stage.flops
                            else f"no arithmetic  ·  {memory}")
+
+    def _show_rope_plot(self, show: bool) -> None:
+        if show and self.rope_plot is None:
+            from mha_explorer.qt.stage.rope_plot import RopePlot
+
+            self.rope_plot = RopePlot(self._controller)
+            self.rope_plot.setMinimumHeight(180)
+            self.picture.addWidget(self.rope_plot)
+            h = max(self.picture.height(), 400)
+            self.picture.setSizes([int(h * 0.55), h - int(h * 0.55)])
+        if self.rope_plot is not None:
+            self.rope_plot.setVisible(show)
 
     def _set_compact(self, compact: bool) -> None:
         """Move the header above everything (compact) or beside the diagram (wide)."""
