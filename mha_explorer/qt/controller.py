@@ -14,7 +14,14 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.edits import apply_edits
-from mha_explorer.core.memory import Estimate, MemoryBudgetError, default_budget, estimate
+from mha_explorer.core.memory import (
+    BudgetSettingError,
+    Estimate,
+    MemoryBudgetError,
+    budget_from_env,
+    default_budget,
+    estimate,
+)
 from mha_explorer.core.plan import Plan, build_plan
 from mha_explorer.core.presets import get_preset
 from mha_explorer.core.tables import STAGE_LABELS
@@ -34,6 +41,7 @@ class Controller(QObject):
     trace_failed = Signal(str)
     compute_started = Signal()
     compute_progressed = Signal(float)
+    compute_cancelled = Signal()  # the person stopped the run
     stage_changed = Signal(str)
     playing_changed = Signal(bool)
     speed_changed = Signal(float)
@@ -216,8 +224,19 @@ class Controller(QObject):
         self.compute_started.emit()
         self._request.emit(ComputeRequest(
             self._request_id, self._config, show_batch=self._batch_index,
-            show_rows_from=self._rows_from, budget_bytes=self._budget,
+            show_rows_from=self._rows_from, budget_bytes=self._request_budget(),
         ))
+
+    def _request_budget(self) -> int | None:
+        """None lets the engine take the device's own budget; a bad environment value
+        is warned about and the default used, never passed on to fail the run."""
+        if self._budget is not None:
+            return self._budget
+        try:
+            budget_from_env()
+        except BudgetSettingError:
+            return self.budget()
+        return None
 
     def _on_finished(self, request_id: int, trace: Trace) -> None:
         if request_id != self._request_id:
@@ -261,6 +280,7 @@ class Controller(QObject):
         self._request_id += 1
         self._worker.supersede(self._request_id)
         self._computing = False
+        self.compute_cancelled.emit()
         self.status_changed.emit("computation cancelled")
 
     # shown batch element and rows -------------------------------------------

@@ -21,6 +21,7 @@ from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
+from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
@@ -28,6 +29,7 @@ from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter
 from mha_explorer.qt.shell.settings import Preferences
 from mha_explorer.qt.shell.status_bar import StatusBarView
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.qt.shell.variant_docks import LabDock, bring_to_front, config_page, parameters_page
 from mha_explorer.qt.stage.stage_view import StageView
 
 if TYPE_CHECKING:
@@ -62,18 +64,19 @@ class MainWindow(QMainWindow):
         # pyqtgraph takes a good part of a second to import: the heads panel is built
         # when the first trace arrives (or when asked for), after the window is up
         self._heatmaps = None
-        self._heads_placeholder = QLabel("The heads appear after the first computation…")
-        self._heads_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._heads_placeholder.setWordWrap(True)
+        self._heads_placeholder = QLabel("The heads appear after the first computation…", wordWrap=True,
+                                         alignment=Qt.AlignmentFlag.AlignCenter)
         controller.trace_ready.connect(self._build_heatmaps)
         self.status_view = StatusBarView(controller, self.statusBar())
 
         self.docks: dict[str, QDockWidget] = {}
         self._dock("stages", "Stages", self.stepper, Qt.DockWidgetArea.TopDockWidgetArea)
-        self._dock("controls", "Configuration", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("controls", "Configuration", config_page(self), Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("heatmaps", "Heads", self._heads_placeholder, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("params", "Parameters && memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("params", "Parameters && memory", parameters_page(self),
+                   Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.lab = LabDock(self)  # the head lab: a tab beside the heads, built when first shown
 
         self.key_help = KeyHelpOverlay(self)
         self.help_dialog: HelpDialog | None = None
@@ -86,6 +89,7 @@ class MainWindow(QMainWindow):
         self._applied: Theme | None = None
 
         self.actions: dict[str, QAction] = {}
+        self.compute_gate = ComputeGate(self)  # a costly restored config waits to be asked for
         build_menus(self)
         self._describe_dock_buttons()
         self.describe_qt_parts()
@@ -160,6 +164,7 @@ class MainWindow(QMainWindow):
             self.addDockWidget(bottom, d["heatmaps"])
             self.tabifyDockWidget(d["heatmaps"], d["shapes"])
             self.tabifyDockWidget(d["shapes"], d["params"])
+            self.tabifyDockWidget(d["heatmaps"], d["lab"])
         else:
             self.addDockWidget(left, d["controls"])
             self.addDockWidget(bottom, d["shapes"])
@@ -168,6 +173,7 @@ class MainWindow(QMainWindow):
             else:
                 self.splitDockWidget(d["shapes"], d["heatmaps"], Qt.Orientation.Horizontal)
             self.tabifyDockWidget(d["shapes"], d["params"])
+            self.tabifyDockWidget(d["heatmaps"], d["lab"])  # the lab needs the larger half
         for dock in d.values():
             dock.show()
         # the heads lead on a projector; on a laptop's short tab row the table reads better
@@ -177,6 +183,7 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, lambda: self._after_layout(front))  # and once more when laid out
 
     def _after_layout(self, front: QDockWidget) -> None:
+        bring_to_front(self.docks["heatmaps"])  # before the lab, its tab neighbour
         self._bring_to_front(front)
         self.describe_qt_parts()
 
@@ -197,7 +204,7 @@ class MainWindow(QMainWindow):
         """
         if self._presenter.active:
             return
-        w, h = max(self.width(), 1280), max(self.height(), 720)
+        w = max(self.width(), 1280)
         narrow = w < WIDE_LAYOUT
         self._arrange(narrow=narrow)
         d = self.docks
@@ -206,7 +213,14 @@ class MainWindow(QMainWindow):
         if not narrow:
             self.resizeDocks([d["shapes"], d["heatmaps"]], [int(w * 0.52), int(w * 0.48)],
                              Qt.Orientation.Horizontal)
-        self.resizeDocks([d["shapes"]], [int(h * (NARROW_BOTTOM_SHARE if narrow else BOTTOM_SHARE))],
+        self.apply_bottom_share()
+
+    def apply_bottom_share(self) -> None:
+        """Give the docks under the stage their everyday share of the height again."""
+        if self._presenter.active:
+            return
+        share = NARROW_BOTTOM_SHARE if max(self.width(), 1280) < WIDE_LAYOUT else BOTTOM_SHARE
+        self.resizeDocks([self.docks["shapes"]], [int(max(self.height(), 720) * share)],
                          Qt.Orientation.Vertical)
 
     def apply_presentation_layout(self) -> None:
@@ -252,7 +266,6 @@ class MainWindow(QMainWindow):
             self._default_layout_pending = False
             self.apply_default_layout()
 
-    # menus and shortcuts ---------------------------------------------------------
     # look ---------------------------------------------------------------------------
     @property
     def theme(self) -> Theme:
@@ -374,6 +387,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.set_presentation(False)  # so the saved layout and the font are the everyday ones
         self.controller.shutdown()
+        self.lab.shutdown()
         if self.prefs is not None:
             self.prefs.save_layout(self.saveGeometry(), self.saveState())
             self.prefs.save_config(self.controller.config)
