@@ -64,7 +64,7 @@ class Controller(QObject):
         self._batch_index = 0
         self._rows_from = 0
         self._budget = budget_bytes
-        self._budget_warned = False
+        self.settings_warnings: list[str] = []  # bad environment values, said beside every result
         self._request_id = 0
         self._computing = False
 
@@ -138,9 +138,10 @@ class Controller(QObject):
         return default_budget(on_bad_setting=self._warn_bad_budget)
 
     def _warn_bad_budget(self, err: Exception) -> None:
-        if not self._budget_warned:
-            self._budget_warned = True
-            self.status_changed.emit(f"{err}; using the default budget")
+        message = f"{err}; using the default budget"
+        if message not in self.settings_warnings:
+            self.settings_warnings.append(message)
+            self.status_changed.emit(message)
 
     def update(self, **changes: Any) -> bool:
         """Apply edits; invalid ones are reported and the last valid state is kept."""

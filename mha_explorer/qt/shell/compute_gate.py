@@ -42,13 +42,14 @@ class ComputeGate(QObject):
         self.button.setToolTip("Compute the configuration restored from the last session (F5)")
         self.button.clicked.connect(self.compute_now)
         self.button.hide()
-        window.statusBar().addWidget(self.button)
+        window.statusBar().addPermanentWidget(self.button)  # a passing message never hides it
         c = window.controller
         c.compute_started.connect(lambda: self._remember("running"))
         c.trace_ready.connect(lambda _trace: self._remember("done"))
         c.trace_failed.connect(lambda _message: self._remember("failed"))
         c.compute_cancelled.connect(lambda: self._remember("cancelled"))
         c.config_changed.connect(self._on_edit)
+        c.engine_loaded.connect(lambda _s: self._say_held())  # its own line must not replace this one
 
     def _remember(self, how: str) -> None:
         prefs = self.window.prefs
@@ -76,8 +77,13 @@ class ComputeGate(QObject):
         c.start(compute=self.held is None)
         if self.held is not None:
             self.button.show()
+            self._say_held()
+
+    def _say_held(self) -> None:
+        """Why nothing is computed, in the status line (which keeps it until a result)."""
+        if self.held is not None:
             key = self.window.actions["compute"].shortcut().toString()
-            self.window.statusBar().showMessage(
+            self.window.controller.status_changed.emit(
                 f"not computed yet: {self.held}; press Compute or {key} to compute it")
 
     def compute_now(self) -> None:
@@ -96,4 +102,3 @@ class ComputeGate(QObject):
         if self.held is not None:
             self.held = None
             self.button.hide()
-            self.window.statusBar().clearMessage()
