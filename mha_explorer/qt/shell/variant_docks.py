@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from mha_explorer.qt.panels.kv_compare import KVCompareTable
 from mha_explorer.qt.panels.variant_fields import VariantFields
@@ -48,13 +48,27 @@ def scrolled(*widgets: QWidget, name: str, stretch: bool = True) -> QScrollArea:
 
 
 def config_page(window: MainWindow) -> QWidget:
-    """The configuration form with the variant fields (K/V kind, latent sizes, mask,
-    positions) under it."""
+    """The configuration form, and under it (a splitter between) the variant fields: K/V
+    kind, latent sizes, mask, positions; each part scrolls on its own."""
     window.variant_fields = VariantFields(window.controller)
-    # under the form's scroll area, in the panel's own column: the form measures its
-    # width for presentation type, which these fields must not widen (they are hidden there)
-    window.controls.layout().addWidget(window.variant_fields)
+    column = window.controls.layout()
+    form_scroll = column.itemAt(0).widget()
+    split = QSplitter(Qt.Orientation.Vertical, objectName="configuration_split")
+    split.setChildrenCollapsible(False)
+    column.addWidget(split)
+    split.addWidget(form_scroll)  # moves it into the splitter
+    # outside the form: the form measures its width for presentation type, and these
+    # fields (hidden there) must not widen it
+    window.variant_scroll = scrolled(window.variant_fields, name="variant_scroll")
+    split.addWidget(window.variant_scroll)
+    split.setStretchFactor(0, 3)
+    split.setStretchFactor(1, 2)
     return window.controls
+
+
+def show_variant_fields(window: MainWindow, visible: bool) -> None:
+    """Hidden in presentation mode, like the advanced rows."""
+    window.variant_scroll.setVisible(visible)
 
 
 def parameters_page(window: MainWindow) -> QScrollArea:

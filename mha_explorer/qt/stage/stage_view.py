@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from mha_explorer.core.units import format_bytes, format_count
@@ -158,6 +159,8 @@ class StageView(QWidget):
 
             self.rope_plot = RopePlot(self._controller)
             self.rope_plot.setMinimumHeight(180)
+            # the page's own colour, not pyqtgraph's black, under the theme's text
+            self.rope_plot.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
             self.picture.addWidget(self.rope_plot)
             h = max(self.picture.height(), 400)
             self.picture.setSizes([int(h * 0.55), h - int(h * 0.55)])
