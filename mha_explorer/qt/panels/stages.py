@@ -112,6 +112,7 @@ class StageStepper(QWidget):
         for button in self.stage_buttons.values():
             self.stage_group.removeButton(button)
             self._row.removeWidget(button)
+            button.hide()  # gone from sight now, not when the deferred delete runs
             button.deleteLater()
         self.stage_buttons = {}
         self._stage_ids = self._controller.plan.stage_ids
