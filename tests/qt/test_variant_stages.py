@@ -72,3 +72,16 @@ def test_switching_to_latent_attention_and_back_keeps_a_stage_doing_the_same_job
     c.update(**MHA_AGAIN)
     assert c.stage == "transpose"
     assert window.stage_view.counter.text().startswith(f"Stage 4 of {len(STAGE_IDS)}")
+
+
+def test_export_numbers_the_files_in_the_configs_own_order(qtbot, tmp_path):
+    from mha_explorer.qt.shell.export import ExportOptions, export_stages
+
+    cfg = MHAConfig(**CASES["rope"][0])
+    options = ExportOptions(size=(640, 400), formats=("png",), tables=False)
+    written = export_stages(cfg, None, "all", tmp_path, options=options)
+    stems = [p.name for p in written if not p.name.endswith("-heads.png")]
+    assert stems == [f"{i:02d}-{s}.png" for i, s in enumerate(CASES["rope"][1], start=1)]
+    assert stems[4] == "05-rope.png"
+    with pytest.raises(ValueError, match="no stage 'positions' in this configuration"):
+        export_stages(cfg, None, ("positions",), tmp_path / "other", options=options)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
 
 LAB_SHARE = 0.55  # of the height, for the bottom docks while the lab is in front
+LAB_WIDTH_SHARE = 0.68  # of the width, for the lab beside the shapes (its plots sit in a row)
 
 
 def bring_to_front(dock: QDockWidget) -> None:
@@ -29,7 +30,7 @@ def bring_to_front(dock: QDockWidget) -> None:
     dock.raise_()
 
 
-def scrolled(*widgets: QWidget, name: str, stretch: bool = True) -> QScrollArea:
+def scrolled(*widgets: QWidget, name: str, stretch: bool = True, sideways: bool = False) -> QScrollArea:
     """The widgets one under the other, scrolling when the dock is shorter than they are."""
     page = QWidget()
     column = QVBoxLayout(page)
@@ -42,7 +43,8 @@ def scrolled(*widgets: QWidget, name: str, stretch: bool = True) -> QScrollArea:
     area.setObjectName(name)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if sideways
+                                      else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     area.setWidget(page)
     return area
 
@@ -109,7 +111,7 @@ class LabDock:
             self.page.status_message.connect(
                 lambda text: self.window.statusBar().showMessage(text, 10_000))
             # scrolls in a short dock rather than holding the panels under the stage tall
-            self.dock.setWidget(scrolled(self.page, name="lab_scroll", stretch=False))
+            self.dock.setWidget(scrolled(self.page, name="lab_scroll", stretch=False, sideways=True))
             self.placeholder.deleteLater()
         return self.page
 
@@ -120,9 +122,11 @@ class LabDock:
         self.build()
         bring_to_front(dock)
         if not dock.isFloating():
-            h = max(self.window.height(), 720)
+            w, h = max(self.window.width(), 1280), max(self.window.height(), 720)
             if dock.height() < h * LAB_SHARE * 0.9:
                 self.window.resizeDocks([dock], [int(h * LAB_SHARE)], Qt.Orientation.Vertical)
+            if dock.width() < w * LAB_WIDTH_SHARE * 0.9:
+                self.window.resizeDocks([dock], [int(w * LAB_WIDTH_SHARE)], Qt.Orientation.Horizontal)
 
     def open_in_stage_view(self, changes: dict) -> None:
         """Apply the saved run's config changes and show its layer in the stage view."""
@@ -133,7 +137,7 @@ class LabDock:
             return
         window.controller.first_stage()
         bring_to_front(window.docks["heatmaps"])
-        window.apply_bottom_share()
+        window.apply_default_layout()  # the stage and its heads get their room back
         window.stage_view.setFocus()
         window.statusBar().showMessage("the lab model's layer is in the stage view", 10_000)
 
