@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mha_explorer.cli import export, lab, shapes, window
+from mha_explorer.cli import decode, export, heads, lab, shapes, tiles, window
 from mha_explorer.cli.common import (
     EXIT_USAGE,
     Parser,
@@ -25,6 +25,9 @@ from mha_explorer.core.config import ConfigError
 SUBCOMMANDS = (
     shapes,
     export,
+    heads,
+    decode,
+    tiles,
     lab,
 )
 

@@ -12,9 +12,12 @@ from mha_explorer.cli.variant_flags import add_variant_flags, check_attention_ch
 from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
 from mha_explorer.core.edits import apply_edits
 from mha_explorer.core.presets import get_preset
+from mha_explorer.core.trained.model_info import INSTALL_HINT, MODEL_FIELDS, N_LAYERS, WEIGHTS_NAME
+from mha_explorer.core.trained.pieces import as_pieces
 
 EXIT_USAGE = 2
-THEME_NAMES = ("light", "dark")  # as mha_explorer.qt.shell.theme names them; no Qt import here
+THEME_NAMES = ("light", "dark")
+WEIGHT_CHOICES = ("random", WEIGHTS_NAME)  # as mha_explorer.qt.shell.theme names them; no Qt import here
 
 
 class UsageError(Exception):
@@ -65,12 +68,18 @@ def add_config_flags(p: argparse.ArgumentParser, inherit: bool = False) -> None:
         help="where torch computes: auto picks CUDA, then MPS, then CPU (default auto)")
     add("--seed", type=whole_number, metavar="N", help="seed for weights and inputs (default 0)")
     add_variant_flags(p, inherit)  # latent attention, masks, positions (cli/variant_flags.py)
+    add("--weights", choices=WEIGHT_CHOICES,
+        help="random (seeded, untrained; the default) or minilm-l6: a trained model's layer, "
+        f"which fixes D, H and bias and reads the sentence as word pieces ({INSTALL_HINT})")
+    add("--layer", type=whole_number, metavar="L",
+        help=f"with trained weights, the layer to show, 1 to {N_LAYERS} (default 1)")
 
 
 _FLAG_FIELDS = {
     "d_model": "d_model", "heads": "n_heads", "kv_heads": "n_kv_heads", "batch": "batch",
     "seq": "seq", "kv_seq": "kv_seq", "causal": "causal", "causal_alignment": "causal_alignment",
-    "bias": "bias", "dtype": "dtype", "device": "device", "seed": "seed",
+    "bias": "bias", "dtype": "dtype", "device": "device", "seed": "seed", "weights": "weights",
+    "layer": "layer",
 }
 
 
@@ -81,15 +90,32 @@ def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) ->
         cfg = get_preset(args.preset).apply(cfg)
     changes: dict[str, Any] = {f: getattr(args, a) for a, f in _FLAG_FIELDS.items()
                                if getattr(args, a, None) is not None}
-    if getattr(args, "sentence", None) is not None:  # --sentence "" has no words: an error
-        words = sentence_tokens(args.sentence)
+    changes.update(variant_changes(args))  # so a trained model refuses a window by name
+    sentence = getattr(args, "sentence", None)
+    # a saved trained config keeps its word pieces; a new choice or sentence is re-read
+    if changes.get("weights", cfg.weights) == WEIGHTS_NAME and ("weights" in changes or sentence is not None):
+        return apply_edits(cfg, trained_changes(cfg, changes, sentence))
+    if sentence is not None:  # --sentence "" has no words: an error
+        words = sentence_tokens(sentence)
         if not words:
             raise ConfigError("tokens", "the sentence has no words")
+        if changes.get("seq", len(words)) != len(words):
+            raise ConfigError("seq", f"--sentence has {len(words):,} words but --seq is "
+                              f"{changes['seq']:,}; the sentence sets T, so give one of the two")
         changes.update(tokens=words, seq=len(words))
-    changes.update(variant_changes(args))
     cfg = apply_edits(cfg, changes)  # validated as a whole: the message is about the result
     check_attention_choice(args, cfg)
     return cfg
+
+
+def trained_changes(cfg: MHAConfig, changes: dict[str, Any], sentence: str | None) -> dict[str, Any]:
+    """The edits for a trained layer: the model's shape first (so a flag that
+    contradicts it is named in the error), then the flags, and the sentence as
+    the model's word pieces ([CLS] ... [SEP])."""
+    if sentence is not None and not sentence.strip():
+        raise ConfigError("tokens", "the sentence has no words")
+    pieces = as_pieces(sentence.split() if sentence is not None else cfg.tokens)
+    return {**MODEL_FIELDS, **changes, "tokens": pieces, "seq": len(pieces)}
 
 
 def one_line(text: str) -> str:

@@ -129,7 +129,8 @@ def format_plan(plan: Plan, layers: int = 1) -> str:
         shape = f"D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}"
     title = (f"MHA Explorer — {c.variant}: {shape}  B={c.batch}  T={c.T}  S={c.S}  {c.dtype}"
              + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias")
-             + (f"  positions {c.positions}" if c.positions != "none" else ""))
+             + (f"  positions {c.positions}" if c.positions != "none" else "")
+             + (f"  weights {c.weights}, layer {c.layer}" if c.weights != "random" else ""))
     return "\n".join([title, "", *shapes_lines(plan), "", *_param_lines(plan), "",
                       *_memory_lines(plan), "", *_kv_compare_lines(c, layers)])
 

@@ -389,6 +389,9 @@ def _check_variant_fields(cfg: MHAConfig) -> None:
     _check_int("global_tokens", cfg.global_tokens, minimum=0)
     if not isinstance(cfg.mla, bool):
         raise ConfigError("mla", f"latent attention must be true or false, got {cfg.mla!r}")
+    from mha_explorer.core.trained.model_info import check_config  # the trained model's own rules
+
+    check_config(cfg)
 
 
 def sentence_tokens(text: str) -> tuple[str, ...]:

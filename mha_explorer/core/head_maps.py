@@ -98,7 +98,7 @@ def row_entropy_bits(weights: np.ndarray, keep: np.ndarray) -> float:
     # p·log2(max(p, tiny)) is exactly 0 where p = 0, without a masked log
     logs = np.log2(np.maximum(rows, np.finfo(rows.dtype).tiny))
     logs *= rows
-    return float(-logs.sum(axis=1).mean())
+    return max(0.0, float(-logs.sum(axis=1).mean()))  # rounding must not print "-0.00"
 
 
 def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:

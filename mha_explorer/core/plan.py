@@ -10,6 +10,7 @@ import functools
 from dataclasses import dataclass, field
 
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.copies import copies_in, copy_sentence, kernel_copies
 from mha_explorer.core.params import ParamPlan, ParamTerm, param_plan  # noqa: F401 - re-exported
 
 STAGE_IDS = (
@@ -58,11 +59,13 @@ class Stage:
     tensors: tuple[TensorSpec, ...]
     flops: int
     notes: tuple[str, ...] = ()
+    copied: int = 0  # bytes the kernels copy on the way (core.copies), beyond the tensors
 
     @property
     def bytes(self) -> int:
-        """Memory newly allocated by this stage (views allocate nothing)."""
-        return sum(t.nbytes for t in self.tensors if t.allocates)
+        """Memory newly allocated by this stage (views allocate nothing), the copies its
+        kernels make included."""
+        return sum(t.nbytes for t in self.tensors if t.allocates) + self.copied
 
     def tensor(self, name: str) -> TensorSpec:
         for t in self.tensors:
@@ -284,8 +287,22 @@ def _scores_stage(cfg: MHAConfig) -> Stage:
         f"scaled by 1/√{dk} so the values stay in a range softmax handles well. "
         f"This is the T×S grid per head that grows quadratically.",
         (_tensor("scores", ("B", "H", "T", "S"), (B, H, T, S), e),),
-        2 * B * H * T * S * dk + B * H * T * S, tuple(notes),
+        2 * B * H * T * S * dk + B * H * T * S, (*notes, *_copy_note(cfg, "scores")),
+        _copied(cfg, "scores"),
     )
+
+
+def _copies(cfg: MHAConfig):
+    return kernel_copies(batch=cfg.batch, T=cfg.T, S=cfg.S, H=cfg.H, Hkv=cfg.Hkv, d_k=cfg.d_k)
+
+
+def _copied(cfg: MHAConfig, stage: str) -> int:
+    return sum(c.elements for c in copies_in(stage, _copies(cfg))) * cfg.elem_bytes
+
+
+def _copy_note(cfg: MHAConfig, stage: str) -> tuple[str, ...]:
+    sentence = copy_sentence(stage, _copies(cfg), cfg.elem_bytes)
+    return (sentence,) if sentence else ()
 
 
 def _softmax_and_sum(cfg: MHAConfig) -> tuple[Stage, Stage]:
@@ -304,7 +321,7 @@ def _softmax_and_sum(cfg: MHAConfig) -> tuple[Stage, Stage]:
         "Each query's output is the average of the value vectors, weighted by its "
         "attention row.",
         (_tensor("context", ("B", "H", "T", "d_k"), (B, H, T, dk), e),),
-        2 * B * H * T * S * dk,
+        2 * B * H * T * S * dk, _copy_note(cfg, "weighted_sum"), _copied(cfg, "weighted_sum"),
     )
     return softmax, weighted
 
@@ -322,7 +339,8 @@ def _merge_stage(cfg: MHAConfig) -> Stage:
         "context.transpose(1, 2).contiguous().view(B, T, D)",
         f"The heads go back behind the tokens and their {H} slices of {dk} are laid side "
         f"by side into {D}. "
-        + ("The transposed tensor is not contiguous, so this is the first real copy."
+        + ("The transposed tensor is not contiguous, so .contiguous() copies it (the "
+           "matmuls of the scores and the weighted sum already copied Q, K and V)."
            if merged.allocates else
            "The transposed tensor is already contiguous (a size-1 axis moved), so "
            ".contiguous() returns it as it is and nothing is copied."),

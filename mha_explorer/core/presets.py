@@ -1,8 +1,9 @@
 """Attention layers of real models, with their bias and key/value heads as shipped.
 
-Each preset sets only the layer's architecture (heads, bias, causal, positions, the
-sliding window and the latent-attention sizes); batch, sequence length, dtype and the
-rest stay as the person chose them. ``layers`` is the model's layer count, for
+Each preset sets the layer's architecture (heads, bias, causal, positions, the
+sliding window and the latent-attention sizes) and the dtype its released weights
+are stored in, so its byte counts (the KV cache above all) are the model's own;
+batch, sequence length and the rest stay as the person chose them. ``layers`` is the model's layer count, for
 whole-model KV-cache figures. ``source`` says where the numbers come from and which
 configuration fields need care.
 """
@@ -33,18 +34,22 @@ class Preset:
     qk_nope_head_dim: int | None = None
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
+    dtype: str = "float32"  # as the released weights are stored (config.json's torch_dtype)
 
     def apply(self, cfg: MHAConfig) -> MHAConfig:
         # MHA presets leave key/value heads following the head count; every preset sets
         # the whole mask (none has a stride or global tokens) and the MLA fields, so none
         # lingers from before, and applying one never fails on what it did not set
         kv = None if self.n_kv_heads == self.n_heads else self.n_kv_heads
-        return cfg.replace(d_model=self.d_model, n_heads=self.n_heads, n_kv_heads=kv,
+        # another model's shape: the trained layer's weights do not fit it
+        weights = "random" if cfg.weights == "minilm-l6" else cfg.weights
+        return cfg.replace(weights=weights, d_model=self.d_model, n_heads=self.n_heads, n_kv_heads=kv,
                            bias=self.bias, causal=self.causal, positions=self.positions,
                            window=self.window, stride=None, global_tokens=0, mla=self.mla,
                            kv_lora_rank=self.kv_lora_rank,
                            q_lora_rank=self.q_lora_rank, qk_nope_head_dim=self.qk_nope_head_dim,
-                           qk_rope_head_dim=self.qk_rope_head_dim, v_head_dim=self.v_head_dim)
+                           qk_rope_head_dim=self.qk_rope_head_dim, v_head_dim=self.v_head_dim,
+                           dtype=self.dtype)
 
 
 PRESETS: dict[str, Preset] = {p.key: p for p in (
@@ -70,32 +75,33 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
            "and learned positions", positions="learned", layers=96),
     Preset("llama2-7b", "LLaMA-2 7B", 4096, 32, 32, False, True,
            "hidden_size 4096, 32 heads, num_key_value_heads 32, 32 layers, RoPE; q/k/v/o_proj "
-           "without bias", positions="rope", layers=32),
+           "without bias", positions="rope", layers=32, dtype="float16"),
     Preset("llama2-70b", "LLaMA-2 70B (GQA)", 8192, 64, 8, False, True,
            "hidden_size 8192, 64 heads, num_key_value_heads 8, 80 layers, RoPE: k_proj/v_proj "
-           "are 8192→1024", positions="rope", layers=80),
+           "are 8192→1024", positions="rope", layers=80, dtype="float16"),
     Preset("llama3-8b", "LLaMA-3 8B (GQA)", 4096, 32, 8, False, True,
            "hidden_size 4096, 32 heads, num_key_value_heads 8, 32 layers, RoPE: k_proj/v_proj "
-           "are 4096→1024", positions="rope", layers=32),
+           "are 4096→1024", positions="rope", layers=32, dtype="bfloat16"),
     Preset("mistral-7b", "Mistral 7B v0.1 (GQA, sliding window)", 4096, 32, 8, False, True,
            "hidden_size 4096, 32 heads, num_key_value_heads 8, head_dim 128, 32 layers, RoPE, "
-           "sliding_window 4096; no bias", positions="rope", layers=32, window=4096),
+           "sliding_window 4096; no bias", positions="rope", layers=32, window=4096, dtype="bfloat16"),
     Preset("falcon-7b", "Falcon 7B (MQA)", 4544, 71, 1, False, True,
            "hidden_size 4544, 71 heads of 64, 32 layers, rotary positions, multi_query true: one "
            "K/V head, so query_key_value is 4544→4672; there is no num_kv_heads field, and reading "
            "the head count alone would wrongly give 71 K/V heads; bias false",
-           positions="rope", layers=32),
+           positions="rope", layers=32, dtype="bfloat16"),
     Preset("deepseek-v2-lite", "DeepSeek-V2-Lite (MLA)", 2048, 16, 16, False, True,
            "hidden_size 2048, 16 heads, 27 layers, q_lora_rank null (a plain q_proj), "
            "kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, "
            "attention_bias false, RoPE on the decoupled 64", positions="rope", layers=27, mla=True,
-           kv_lora_rank=512, q_lora_rank=None, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
+           kv_lora_rank=512, q_lora_rank=None, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+           dtype="bfloat16"),
     Preset("deepseek-v3", "DeepSeek-V3 (MLA)", 7168, 128, 128, False, True,
            "hidden_size 7168, 128 heads, 61 layers, q_lora_rank 1536, kv_lora_rank 512, "
            "qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, attention_bias false; "
            "d_model / heads = 56 is not the head width here, the MLA sizes are",
            positions="rope", layers=61, mla=True, kv_lora_rank=512, q_lora_rank=1536,
-           qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
+           qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, dtype="bfloat16"),
 )}
 
 

@@ -103,16 +103,16 @@ def tile_mask(spec: MaskSpec, r0: int, r1: int, c0: int, c1: int, T: int, S: int
     j = np.arange(c0, c1)[None, :]  # [1, c]
     d = i - j  # [r, c]
     ok = np.ones((r1 - r0, c1 - c0), dtype=bool)
-    if spec.causal:
-        ok &= d >= 0
     if spec.window is not None:
         ok &= (d < spec.window) if spec.causal else (np.abs(d) < spec.window)
     if spec.stride is not None:
         ok &= (d % spec.stride) == 0
-    if spec.global_tokens:
+    if spec.global_tokens and spec.sparse:  # the same rule, in the same order, as spec.visible
         g = spec.global_tokens
         ok |= j < g
-        ok[np.arange(r0, r1) < g] = True
+        ok |= (i >= 0) & (i < g)
+    if spec.causal:
+        ok &= d >= 0  # last: nothing opens the future
     return ok
 
 

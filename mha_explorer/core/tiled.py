@@ -150,5 +150,25 @@ def grid_of(mask_spec: MaskSpec | None, T: int, S: int, block: tuple[int, int]) 
     return tile_states(mask_spec or MaskSpec(), T, S, block)
 
 
-__all__ = ["FULL", "PARTIAL", "SKIPPED", "TileEvent", "TileRecord", "grid_of", "record_tiles",
-           "tiled_attention"]
+def max_abs_diff_vs_full(cfg, block: tuple[int, int]) -> float:
+    """The tiled path against SDPA with the same boolean mask, float32, on rows that
+    see at least one key (SDPA leaves a row that sees none undefined)."""
+    import torch.nn.functional as F
+
+    from mha_explorer.core.decode_engine import layer_tensors, project_heads  # the engine's layer
+
+    w, x, xkv = layer_tensors(cfg)
+    with torch.no_grad():
+        q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+        tiled = tiled_attention(q, k, v, cfg.mask_spec, block)
+        visible = cfg.mask_spec.visible(0, cfg.T, cfg.T, cfg.S)
+        mask = None if visible is None else torch.from_numpy(visible)
+        g = cfg.group_size
+        full = F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+                                              attn_mask=mask)  # [B, H, T, d_k]
+        rows = torch.ones(cfg.T, dtype=torch.bool) if mask is None else mask.any(-1)
+        return float((tiled - full)[:, :, rows].abs().max()) if rows.any() else 0.0
+
+
+__all__ = ["FULL", "PARTIAL", "SKIPPED", "TileEvent", "TileRecord", "grid_of", "max_abs_diff_vs_full",
+           "record_tiles", "tiled_attention"]

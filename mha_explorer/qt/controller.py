@@ -10,31 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.edits import apply_edits
-from mha_explorer.core.memory import (
-    BudgetSettingError,
-    Estimate,
-    MemoryBudgetError,
-    budget_from_env,
-    default_budget,
-    estimate,
-)
+from mha_explorer.core.memory import Estimate, MemoryBudgetError, estimate
 from mha_explorer.core.plan import Plan, build_plan
 from mha_explorer.core.presets import get_preset
 from mha_explorer.core.tables import STAGE_LABELS
 from mha_explorer.core.trace import Trace, current_trace
 from mha_explorer.core.variant_plan import carry_stage
+from mha_explorer.qt.budget import BudgetMixin
 from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
 
 DEBOUNCE_MS = 150
-SPEEDS = (0.5, 1.0, 1.5, 2.0, 3.0)  # stages per ~2 s at 1.0
-BASE_STEP_MS = 2000
+SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # stages per second
+BASE_STEP_MS = 1000  # one stage a second at 1×
 
 
-class Controller(QObject):
+class Controller(BudgetMixin, QObject):
     config_changed = Signal(object)  # MHAConfig, always valid
     validation_changed = Signal(object)  # ConfigError, or None once the input is valid again
     trace_ready = Signal(object)  # Trace of the current config
@@ -46,6 +40,7 @@ class Controller(QObject):
     playing_changed = Signal(bool)
     speed_changed = Signal(float)
     batch_index_changed = Signal(int)
+    head_changed = Signal(int)  # the query head the stage view shows
     engine_loaded = Signal(float)
     status_changed = Signal(str)
     _request = Signal(object)
@@ -62,6 +57,7 @@ class Controller(QObject):
         self._stage = self._plan.stage_ids[0]  # by id: the list varies with the config
         self._speed = 1.0
         self._batch_index = 0
+        self._head = 0
         self._rows_from = 0
         self._budget = budget_bytes
         self.settings_warnings: list[str] = []  # bad environment values, said beside every result
@@ -72,6 +68,7 @@ class Controller(QObject):
         self._debounce.timeout.connect(self._on_debounce)
         self._pending = False
         self._play = QTimer(self)
+        self._play.setTimerType(Qt.TimerType.PreciseTimer)  # a coarse timer drifts by 5 %
         self._play.timeout.connect(self._advance)
 
         self._thread = QThread(self)
@@ -110,6 +107,11 @@ class Controller(QObject):
             self._thread.quit()
             self._thread.wait()
 
+    @property
+    def worker_thread(self) -> QThread:
+        """The thread where torch runs; other jobs (qt/side_jobs.py) share it."""
+        return self._thread
+
     def is_running(self) -> bool:
         """Whether the compute thread is alive (started and not yet shut down)."""
         return self._thread.isRunning()
@@ -129,19 +131,6 @@ class Controller(QObject):
 
     def estimate(self) -> Estimate:
         return estimate(self._config)
-
-    def budget(self) -> int:
-        """The memory budget: the one given, else the environment's or a share of the
-        free memory. A bad MHA_EXPLORER_MEMORY_BUDGET is said once, then the default."""
-        if self._budget is not None:
-            return self._budget
-        return default_budget(on_bad_setting=self._warn_bad_budget)
-
-    def _warn_bad_budget(self, err: Exception) -> None:
-        message = f"{err}; using the default budget"
-        if message not in self.settings_warnings:
-            self.settings_warnings.append(message)
-            self.status_changed.emit(message)
 
     def update(self, **changes: Any) -> bool:
         """Apply edits; invalid ones are reported and the last valid state is kept."""
@@ -177,6 +166,9 @@ class Controller(QObject):
         self._rows_from = 0
         moved = stage != self._stage
         self._stage = stage
+        if self._head >= cfg.H:
+            self._head = 0
+            self.head_changed.emit(0)
         self.config_changed.emit(cfg)
         if moved:
             self.stage_changed.emit(stage)
@@ -227,17 +219,6 @@ class Controller(QObject):
             self._request_id, self._config, show_batch=self._batch_index,
             show_rows_from=self._rows_from, budget_bytes=self._request_budget(),
         ))
-
-    def _request_budget(self) -> int | None:
-        """None lets the engine take the device's own budget; a bad environment value
-        is warned about and the default used, never passed on to fail the run."""
-        if self._budget is not None:
-            return self._budget
-        try:
-            budget_from_env()
-        except BudgetSettingError:
-            return self.budget()
-        return None
 
     def _on_finished(self, request_id: int, trace: Trace) -> None:
         if request_id != self._request_id:
@@ -297,6 +278,17 @@ class Controller(QObject):
         self.batch_index_changed.emit(b)
         if self._trace is not None and self._trace.batch_index is not None:
             self.request_compute(immediate=True)  # windowed traces keep one element
+
+    @property
+    def head(self) -> int:
+        """The query head the one-head pictures show (the diagram, the head selector)."""
+        return self._head
+
+    def set_head(self, head: int) -> None:
+        head = max(0, min(int(head), self._config.H - 1))
+        if head != self._head:
+            self._head = head
+            self.head_changed.emit(head)
 
     def set_rows_from(self, row: int) -> None:
         self._rows_from = max(0, int(row))

@@ -10,19 +10,22 @@ import json
 
 import pytest
 
-from mha_explorer import cli, cli_decode, cli_tiles
+from mha_explorer import cli
+from mha_explorer.cli import decode as decode_command
+from mha_explorer.cli import tiles as tiles_command
+from mha_explorer.cli.common import Parser, UsageError
 
 
 def call(capsys, *argv: str) -> tuple[int, str, str]:
-    parser = cli._Parser(prog="mha-explorer")
-    sub = parser.add_subparsers(dest="command", parser_class=cli._Parser)
-    modules = {"decode": cli_decode, "tiles": cli_tiles}
+    parser = Parser(prog="mha-explorer")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    modules = {"decode": decode_command, "tiles": tiles_command}
     for module in modules.values():
-        module.add_parser(sub)
+        module.register(sub)
     try:
         args = parser.parse_args(list(argv))
         rc = modules[args.command].run(args)
-    except cli.UsageError as exc:  # what the main CLI turns into one line and exit 2
+    except UsageError as exc:  # what the main CLI turns into one line and exit 2
         print(f"mha-explorer: error: {exc}", file=__import__("sys").stderr)
         rc = cli.EXIT_USAGE
     out, err = capsys.readouterr()
@@ -114,11 +117,12 @@ def test_decode_and_the_tile_counts_never_import_torch():
 
     script = (
         "import argparse, sys\n"
-        "from mha_explorer import cli, cli_decode, cli_tiles\n"
+        "from mha_explorer import cli\n"
+        "from mha_explorer.cli import decode\n"
         "from mha_explorer.core import tile_plan\n"
-        "p = cli._Parser(); sub = p.add_subparsers(dest='command')\n"
-        "cli_decode.add_parser(sub)\n"
-        "rc = cli_decode.run(p.parse_args(['decode', '--prompt', '3', '--steps', '2', '--json']))\n"
+        "p = cli.Parser(); sub = p.add_subparsers(dest='command')\n"
+        "decode.register(sub)\n"
+        "rc = decode.run(p.parse_args(['decode', '--prompt', '3', '--steps', '2', '--json']))\n"
         "tile_plan.tile_plan(cli.config_from_args(argparse.Namespace(seq=64, causal=True)), (8, 8))\n"
         "sys.exit(rc or (3 if 'torch' in sys.modules else 0))\n")
     root = Path(__file__).resolve().parents[2]

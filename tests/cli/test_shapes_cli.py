@@ -56,7 +56,8 @@ CASES = [
                dtype="bfloat16")),
     (("--preset", "llama2-70b", "--seq", "16", "--causal-alignment", "bottom-right"),
      MHAConfig(d_model=8192, n_heads=64, n_kv_heads=8, seq=16, bias=False, causal=True,
-               causal_alignment="bottom-right", positions="rope")),
+               causal_alignment="bottom-right", positions="rope",
+               dtype="float16")),  # as LLaMA-2's weights are stored
     (("--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "1_024"),
      MHAConfig(d_model=1024, n_heads=4, seq=6, tokens=("the", "cat", "sat", "on", "the", "mat"))),
 ]

@@ -1,6 +1,6 @@
 """``mha-explorer heads``: the JSON a script reads, and one line + exit 2 for every bad input.
 
-The command is called through ``cli_heads.run`` and through a small argparse
+The command is called through ``cli.heads.run`` and through a small argparse
 harness that registers it as the main CLI will.
 """
 
@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from mha_explorer import cli_heads
+from mha_explorer.cli import heads as heads_command
 from mha_explorer.core.trained.files import is_available
 
 AVAILABLE, WHY = is_available()
@@ -25,11 +25,11 @@ PREFIX = "mha-explorer: error: "
 
 def _call(argv: list[str]) -> tuple[int, str, str]:
     parser = argparse.ArgumentParser(prog="mha-explorer")
-    cli_heads.add_parser(parser.add_subparsers(dest="command"))
+    heads_command.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli_heads.run(args)
+        code = heads_command.run(args)
     return code, out.getvalue(), err.getvalue()
 
 

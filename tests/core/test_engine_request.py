@@ -11,6 +11,7 @@ from mha_explorer.core import weights as weight_sources
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.engine import DisplayCapError, EngineRequest
 from mha_explorer.core.memory import FULL_DETAIL_MAX_CELLS, MemoryBudgetError, estimate
+from mha_explorer.core.trained.model_info import MODEL_FIELDS
 
 
 def small(**kw) -> MHAConfig:
@@ -48,8 +49,10 @@ def test_forcing_full_mode_beyond_the_display_cap_names_the_display_cap_not_memo
 @pytest.mark.parametrize("source", ["minilm-l6", "lab"])
 def test_a_trained_source_that_is_not_installed_is_a_config_error(monkeypatch, source):
     monkeypatch.setitem(weight_sources.TRAINED_SOURCES, source, "mha_explorer.core.no_such_module:Nothing")
+    # a config the trained model accepts (its shape and word pieces), so only the source is missing
+    fits = {"minilm-l6": {**MODEL_FIELDS, "tokens": ("[CLS]", "hi", "[SEP]"), "seq": 3}}
     with pytest.raises(ConfigError) as info:
-        engine.run(small(weights=source))
+        engine.run(small(weights=source, **fits.get(source, {})))
     assert info.value.field == "weights" and "not installed" in info.value.message
 
 

@@ -134,8 +134,10 @@ def test_flops_and_bytes_worked_example_mha():
     btd = 2 * 4 * 8 * 4  # B·T·D × 4 bytes = 256
     assert nbytes == {
         "input": btd, "project": 3 * btd, "view": 0, "transpose": 0,
-        "scores": 2 * 2 * 4 * 4 * 4,  # B·H·T·S × 4 = 256
-        "softmax": 256, "weighted_sum": 2 * 2 * 4 * 4 * 4,  # B·H·T·d_k × 4 = 256
+        # B·H·T·S × 4 = 256, and matmul's copies of the transposed Q and Kᵀ, B·H·T·d_k × 4 each
+        "scores": 2 * 2 * 4 * 4 * 4 + 2 * (2 * 2 * 4 * 4 * 4),
+        # B·H·T·d_k × 4 = 256, and matmul's copy of the transposed V, B·H·S·d_k × 4
+        "softmax": 256, "weighted_sum": 2 * 2 * 4 * 4 * 4 + 2 * 2 * 4 * 4 * 4,
         "merge": btd, "output": btd,
     }
 
@@ -152,7 +154,9 @@ def test_flops_bytes_and_memory_worked_example_gqa_cross_fp16():
     assert plan.stage("output").flops == 384
     assert plan.stage("input").bytes == 48 + 80  # X 1·3·8·2, X_kv 1·5·8·2
     assert plan.stage("project").bytes == 48 + 40 + 40  # Q 1·3·8·2, K and V 1·5·4·2
-    assert plan.stage("scores").bytes == 120  # 1·4·3·5·2
+    # 1·4·3·5·2, and repeat_interleave's copy of K out to 4 heads, 1·4·5·2·2 (B = 1: the
+    # transposed Q flattens to [B·H, T, d_k] without a copy)
+    assert plan.stage("scores").bytes == 120 + 80
     assert plan.stage("project").tensor("K").shape == (1, 5, 4)
     assert plan.stage("transpose").tensor("K").shape == (1, 2, 5, 2)
     m = plan.memory

@@ -3,12 +3,35 @@ always shut down, and a check that no compute thread outlives its test."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.controller import Controller
 
 TRACE_TIMEOUT_MS = 60_000  # torch's first import on a slow CI machine
+SCREEN = (1920, 1080)  # the offscreen screen: a projector, not the plugin's 800×800
+
+
+def _projector_screen() -> None:
+    """The offscreen platform takes its screens from a JSON file: one of SCREEN, so
+    a window sized for a laptop or a projector fits its screen as it would on a desk."""
+    if os.environ.get("QT_QPA_PLATFORM") != "offscreen":
+        return
+    folder = Path(tempfile.mkdtemp(prefix="mha-explorer-screen-"))
+    config = folder / "screens.json"
+    config.write_text(json.dumps({
+        "synchronousWindowSystemEvents": True, "windowFrameMargins": False,
+        "screens": [{"name": "projector", "x": 0, "y": 0, "width": SCREEN[0], "height": SCREEN[1],
+                     "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={config}"
+
+
+_projector_screen()
 
 
 @pytest.fixture

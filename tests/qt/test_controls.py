@@ -139,7 +139,7 @@ def test_gqa_narrows_k_and_v_and_the_params_show_the_saving(qtbot, ui):
     assert shape(ui, "project", "K") == "2 × 6 × 32"
     assert shape(ui, "view", "K") == "2 × 6 × 4 × 8"
     assert shape(ui, "view", "Q") == "2 × 6 × 8 × 8"
-    assert ui.controls.kv_note.text() == "2 query heads share each of 4 K/V heads"
+    assert ui.controls.kv_note.text() == "2 query heads share each of the 4 K/V heads"
     # W_K and W_V shrink from 64×64 to 64×32, b_K and b_V from 64 to 32
     assert ui.params.saving_label.isVisible()
     assert ui.params.saving_label.text() == "4,160"

@@ -53,10 +53,15 @@ def test_presentation_enlarges_the_type_and_tucks_away_the_advanced_controls(qtb
     assert app.font().pointSizeF() >= BODY_PT >= 20
     for panel, points in panel_type(window).items():
         assert points >= 20, (panel, points)
+    # stage first: the configuration waits for its key, the arithmetic and the code too
+    assert not window.docks["controls"].isVisible()
+    assert not window.docks["params"].isVisible() and not window.docks["shapes"].isVisible()
+    assert window.docks["stages"].isVisible() and window.docks["heatmaps"].isVisible()
+    assert not window.stage_view.code_panel.isVisible()
+    window.actions["toggle_controls"].trigger()  # one key (Alt+2) shows the configuration
+    assert window.docks["controls"].isVisible()
     assert not any(w.isVisible() for w in advanced_widgets(window.controls))
     assert all(w.isVisible() for w in basic_widgets(window.controls))
-    assert not window.docks["params"].isVisible()  # the arithmetic is for reading up close
-    assert window.docks["stages"].isVisible() and window.docks["heatmaps"].isVisible()
     assert window.menuBar().isHidden() and window.statusBar().isHidden()
 
     window.set_presentation(False)
@@ -104,3 +109,68 @@ def test_closing_in_presentation_saves_the_everyday_layout_and_font(qtbot, make_
     window.close()
     assert QApplication.font() == font_before
     assert window.prefs.load_layout()[1] is not None
+
+
+def test_f11_then_a_theme_switch_then_esc_gives_the_normal_window_back(qtbot, make_window):
+    window = make_window(size=(1100, 650))
+    normal = window.geometry()
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    qtbot.waitUntil(window.isFullScreen)
+    theme = window.theme
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier
+                   | Qt.KeyboardModifier.ShiftModifier)
+    assert window.theme is not theme
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.isFullScreen())
+    assert not window.presenting
+    qtbot.waitUntil(lambda: window.geometry() == normal)
+
+
+def test_f11_twice_never_leaves_the_window_off_the_screen(qtbot, make_window):
+    window = make_window(size=(1100, 650))
+    normal = window.geometry()
+    area = window.screen().availableGeometry()
+    for _ in range(2):
+        qtbot.keyClick(window, Qt.Key.Key_F11)
+        qtbot.waitUntil(window.isFullScreen)
+        assert window.geometry() == window.screen().geometry()
+        qtbot.keyClick(window, Qt.Key.Key_F11)
+        qtbot.waitUntil(lambda: not window.isFullScreen())
+        assert area.contains(window.geometry()) and window.geometry() == normal
+
+
+def test_the_normal_window_can_shrink_to_1024_by_600(qtbot, make_window):
+    window = make_window(size=(1024, 600))
+    window.apply_default_layout()
+    QApplication.processEvents()  # the layout's deferred steps run, as in the event loop
+    for stage in STAGE_IDS:
+        window.controller.set_stage(stage)
+        hint = window.minimumSizeHint()
+        assert hint.width() <= 1024 and hint.height() <= 600, (stage, hint)
+
+
+def test_clicking_a_map_shows_that_head_in_the_diagram(qtbot, make_window):
+    window = make_window()
+    window.controller.set_stage("softmax")
+    panel = window.heatmaps
+    qtbot.waitUntil(lambda: len(panel.cells) == window.controller.config.H)
+    qtbot.keyClick(panel.cells[2], Qt.Key.Key_Return)  # as a click on the map does
+    assert window.controller.head == 2
+    assert window.stage_view.head_spin.value() == 2
+    assert "head 2 of 4" in window.stage_view.diagram.label_texts()
+    if panel.dialog is not None:
+        panel.dialog.close()
+    window.stage_view.head_spin.setValue(3)
+    assert window.controller.head == 3
+    assert "head 3 of 4" in window.stage_view.diagram.label_texts()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_first_launch_shows_the_heads_as_reset_layout_does(qtbot, make_window, size):
+    window = make_window(size=size)
+    heads = window.docks["heatmaps"]
+    qtbot.waitUntil(lambda: heads.isVisible() and not heads.visibleRegion().isEmpty())
+    first = (window.dockWidgetArea(heads), heads.height() > 200)
+    window.apply_default_layout()
+    qtbot.waitUntil(lambda: not heads.visibleRegion().isEmpty())
+    assert (window.dockWidgetArea(heads), heads.height() > 200) == first == (first[0], True)

@@ -19,11 +19,11 @@ def window(make_window):
     return make_window(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"), size=(1600, 900))
 
 
-def test_ctrl_l_shows_the_lab_beside_the_heads(qtbot, window):
+def test_ctrl_l_shows_the_lab_as_a_tab_among_the_tables(qtbot, window):
     assert window.lab.page is None  # nothing of the lab loads until asked for
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert window.lab.page is not None and not window.docks["lab"].visibleRegion().isEmpty()
-    assert window.docks["heatmaps"] in window.tabifiedDockWidgets(window.docks["lab"])
+    assert window.docks["shapes"] in window.tabifiedDockWidgets(window.docks["lab"])  # a big tab
     assert window.stage_view.isVisible()  # a tab of its own: the stage view stays
 
 

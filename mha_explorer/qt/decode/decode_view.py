@@ -160,7 +160,8 @@ class DecodeView(QWidget):
         s = self._steps[self._step]
         seen, kept, new = s["seen_tokens"], s["cache_tokens"], s["new_tokens"]
         rows = s["cache_shape"][1] if len(s["cache_shape"]) == 4 else 1  # Hkv, or one latent row
-        drawn = min(rows, MAX_DRAWN_KV_HEADS)
+        fits = int(rect.height() // p.fontMetrics().height()) - 1  # rows whose labels stay apart
+        drawn = min(rows, MAX_DRAWN_KV_HEADS, max(1, fits))
         last_seen = self._steps[-1]["seen_tokens"]  # the axis fits the whole run
         cell = (rect.width() - LABEL_PX) / max(1, last_seen)
         h = min(28.0, rect.height() / (drawn + 1))

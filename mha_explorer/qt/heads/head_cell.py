@@ -9,11 +9,12 @@ bar, so every cell of a grid is coloured by the same bar.
 
 from __future__ import annotations
 
+import html
 import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen
+from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -142,7 +143,7 @@ class HeatmapCell(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.title = QLabel(self, textFormat=Qt.TextFormat.RichText)
-        self.footer = QLabel(self)
+        self.footer = QLabel(self, textFormat=Qt.TextFormat.PlainText)
         self.view = _MapView(zoomable, self)
         self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         layout = QVBoxLayout(self)
@@ -174,6 +175,8 @@ class HeatmapCell(QFrame):
         self.vb.addItem(self.mark, ignoreBounds=True)
         self._lines: list[pg.InfiniteLine] = []
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
+        self._title_html = ""
+        self._footer_text = ""  # the whole footer; the label may hold its short form
         self._apply_palette()
 
         scene = self.view.scene()
@@ -184,9 +187,9 @@ class HeatmapCell(QFrame):
     def show_map(self, heatmap: HeatMap, maps: StageMaps) -> None:
         image = heatmap.image
         rows, cols = image.shape
-        self.title.setText(map_title_html(heatmap))
-        self.footer.setText(heatmap.footer)
-        self.footer.setVisible(bool(heatmap.footer))
+        self._title_html = map_title_html(heatmap)
+        self._footer_text = heatmap.footer
+        self._place_footer()
         self.image.setImage(image, levels=maps.levels,
                             autoDownsample=image.size > AUTO_DOWNSAMPLE_PIXELS)
         self.mask_base.setVisible(maps.masked)  # a hatch fill costs time on every paint
@@ -214,6 +217,28 @@ class HeatmapCell(QFrame):
         self.view.centralLayout.activate()
         self._set_lines(maps.column_lines)
 
+    def _place_footer(self) -> None:
+        """The footer on the title's line when both fit the cell's width (a line of
+        height more for the map), else on a line of its own; never cut."""
+        footer = self._footer_text
+        short = footer.removeprefix("entropy ")  # the caption says the numbers are entropies
+        plain = QTextDocumentFragment.fromHtml(self._title_html).toPlainText()
+        margins = self.layout().contentsMargins()
+        room = self.width() - margins.left() - margins.right() - 2 * self.frameWidth()
+        beside = bool(footer) and self.title.fontMetrics().horizontalAdvance(
+            f"{plain} · {short}") + 4 <= room
+        self.title.setText(f"{self._title_html} · {html.escape(short)}"
+                           if beside else self._title_html)
+        self.footer.setVisible(bool(footer) and not beside)
+        # on a line of its own, the short form when the whole would be cut
+        fits = self.footer.fontMetrics().horizontalAdvance(footer) + 4 <= room
+        self.footer.setText(footer if fits else short)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._footer_text:
+            self._place_footer()
+
     def _set_lines(self, positions: tuple[float, ...]) -> None:
         while len(self._lines) < len(positions):
             line = pg.InfiniteLine(angle=90, pen=BOUNDARY_PEN, movable=False)
@@ -236,7 +261,9 @@ class HeatmapCell(QFrame):
 
     def clear(self, message: str = "") -> None:
         self.image.clear()
-        self.title.setText(message)
+        self._title_html = html.escape(message)
+        self.title.setText(self._title_html)
+        self._footer_text = ""
         self.footer.clear()
         self._set_lines(())
         self.mark.setVisible(False)
@@ -303,6 +330,7 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self._colormap = ""
         self._value_name: str | None = None  # the bar's axis title, as last set
         ink_axes(self._axes(), self)
+        self._fit_width()
 
     def _axes(self):
         return [self.bar.getAxis(name) for name in ("left", "bottom", "right", "top")]
@@ -320,10 +348,29 @@ class ColorBarView(pg.GraphicsLayoutWidget):
             self.bar.setLevels(maps.levels)
         if self._value_name != maps.value_name:
             self._value_name = maps.value_name
-            self.bar.getAxis("left").setLabel(maps.value_name)
+            self._label_axis()
+
+    def _label_axis(self) -> None:
+        """The bar's title in the widget's own type (pyqtgraph's default is small)."""
+        if self._value_name is not None:
+            self.bar.getAxis("left").setLabel(
+                self._value_name, **{"font-size": f"{self.font().pointSizeF():g}pt"})
+
+    def _fit_width(self) -> None:
+        """Room for the bar, its numbers and its title at the current type: a fixed
+        width dropped every number but "0" at projector type."""
+        metrics = self.fontMetrics()
+        numbers = metrics.horizontalAdvance("-0.00") + 12  # pyqtgraph drops a number wider
+        for axis in self._axes():  # than its axis, and measures only what it drew
+            if axis.style["showValues"] and axis.orientation in ("left", "right"):
+                axis.setWidth(numbers)
+        self.setFixedWidth(max(COLOR_BAR_PX, 16 + numbers + metrics.height() + 4))
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette
         if event.type() == QEvent.Type.PaletteChange and bar is not None:
             ink_axes(self._axes(), self)
+        if event.type() == QEvent.Type.FontChange and bar is not None:
+            self._fit_width()
+            self._label_axis()
         super().changeEvent(event)

@@ -53,9 +53,10 @@ class HeadDialog(QDialog):
         self.cell.setMinimumSize(520, 440)
         self.bar_view = ColorBarView()
         self.bar_view.set_items([self.cell.image])
-        self.caption = QLabel(wordWrap=True)
-        self.hover_label = QLabel(
-            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
+        self.hover_label = QLabel(  # plain: a token such as "<h1>" is a word, not markup
+            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
+            textFormat=Qt.TextFormat.PlainText)
 
         self.query_combo = QComboBox()
         self.k_spin = QSpinBox(minimum=1, maximum=DEFAULT_TOP_K, value=DEFAULT_TOP_K)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -30,6 +31,7 @@ from mha_explorer.core.head_maps import ATTENTION_STAGES, StageMaps, head_entrop
 from mha_explorer.core.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
+from mha_explorer.qt.stage.stage_notes import weights_note
 
 if TYPE_CHECKING:
     from mha_explorer.core.trace import Trace
@@ -85,29 +87,20 @@ class HeatmapPanel(QWidget):
         self._laying_out = False
         self._entropy_key: tuple = (None, -1)  # (trace, batch) the cached entropies belong to
         self._entropies: tuple[float, ...] | None = None
+        self._figure_only = False  # an export's picture: no controls, no scroll bar
 
-        self.batch_spin = QSpinBox(keyboardTracking=False, accelerated=True)
-        self.batch_spin.setToolTip("which sequence of the batch the maps show")
-        self.tensor_combo = QComboBox()
-        self.tensor_combo.addItems(["Q", "K", "V"])
-        self.tensor_combo.setToolTip("the projection shown at project, view and transpose")
-        self.stretch_check = QCheckBox("&stretch colours")
-        self.stretch_check.setToolTip(
-            "colour the weights from 0 to the largest one shown instead of 0 to 1")
-        self.rows_spin = QSpinBox(keyboardTracking=False)
-        self.rows_spin.setToolTip("first query row computed exactly and shown")
-        for widget, name in ((self.batch_spin, "Batch element shown"),
-                             (self.tensor_combo, "Projection shown"),
-                             (self.stretch_check, "Stretch colours"),
-                             (self.rows_spin, "First query row shown")):
-            widget.setAccessibleName(name)  # what a screen reader says for the control
-        self.caption = QLabel(wordWrap=True)
-        self.hover_label = QLabel(
-            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._make_controls()
+        self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
+        self.weights_note = QLabel(wordWrap=True)  # random weights: the maps mean nothing yet
+        self.weights_note.setObjectName("heads_weights_note")
+        self.weights_note.setProperty("role", "muted")
+        self.hover_label = QLabel(  # plain: a token such as "<h1>" is a word, not markup
+            " ", textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
+            textFormat=Qt.TextFormat.PlainText)
         self.hover_label.setMinimumHeight(self.hover_label.fontMetrics().height() + 4)
 
         controls = QHBoxLayout()
-        batch_label = QLabel("&batch element")
+        self.batch_label = batch_label = QLabel("&batch element")
         batch_label.setBuddy(self.batch_spin)
         self.tensor_label = QLabel("&tensor")
         self.tensor_label.setBuddy(self.tensor_combo)
@@ -116,7 +109,10 @@ class HeatmapPanel(QWidget):
         for w in (batch_label, self.batch_spin, self.tensor_label, self.tensor_combo,
                   self.stretch_check, self.rows_label, self.rows_spin):
             controls.addWidget(w)
-        controls.addStretch(1)
+        # what the pointer is over, in the controls' row: a line of its own under the
+        # maps took a line of height from every map
+        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        controls.addWidget(self.hover_label, 1)
 
         self._grid_host = QWidget()
         self._grid = QGridLayout(self._grid_host)
@@ -136,8 +132,8 @@ class HeatmapPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(self.caption)
+        layout.addWidget(self.weights_note)
         layout.addLayout(maps_row, 1)
-        layout.addWidget(self.hover_label)
 
         self.batch_spin.valueChanged.connect(controller.set_batch_index)
         self.tensor_combo.currentIndexChanged.connect(self.refresh)
@@ -148,7 +144,26 @@ class HeatmapPanel(QWidget):
         controller.batch_index_changed.connect(self._on_batch_index)
         controller.config_changed.connect(self._on_config)
         self._sync_batch_range(controller.config)
+        self._show_weights_note(controller.config)
         self.refresh()
+
+    def _make_controls(self) -> None:
+        """The batch element, the projection, the colour stretch and the first row."""
+        self.batch_spin = QSpinBox(keyboardTracking=False, accelerated=True)
+        self.batch_spin.setToolTip("which sequence of the batch the maps show")
+        self.tensor_combo = QComboBox()
+        self.tensor_combo.addItems(["Q", "K", "V"])
+        self.tensor_combo.setToolTip("the projection shown at project, view and transpose")
+        self.stretch_check = QCheckBox("&stretch colours")
+        self.stretch_check.setToolTip(
+            "colour the weights from 0 to the largest one shown instead of 0 to 1")
+        self.rows_spin = QSpinBox(keyboardTracking=False)
+        self.rows_spin.setToolTip("first query row computed exactly and shown")
+        for widget, name in ((self.batch_spin, "Batch element shown"),
+                             (self.tensor_combo, "Projection shown"),
+                             (self.stretch_check, "Stretch colours"),
+                             (self.rows_spin, "First query row shown")):
+            widget.setAccessibleName(name)  # what a screen reader says for the control
 
     # what is shown --------------------------------------------------------------
     @property
@@ -164,7 +179,9 @@ class HeatmapPanel(QWidget):
         return self.maps.describe(index, row, col) if self.maps is not None else ""
 
     def open_head(self, index: int) -> HeadDialog:
-        """Show map ``index`` large, with the top-k keys of a chosen query."""
+        """Show map ``index`` large, with the top-k keys of a chosen query; the stage
+        diagram draws that head too (the first head of a K/V head's group)."""
+        self.controller.set_head(self.head_of_map(index))
         tensor, stretch = self.tensor_combo.currentText(), self.stretch_check.isChecked()
         if self.dialog is None:
             self.dialog = HeadDialog(self.controller, index, tensor, stretch, parent=self)
@@ -173,6 +190,19 @@ class HeatmapPanel(QWidget):
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog
+
+    def set_figure_only(self, on: bool) -> None:
+        """For an exported picture: the maps, their caption and the colour bar; none of
+        the controls, no hover line, no scroll bar."""
+        self._figure_only = bool(on)
+        self.hover_label.setVisible(not on)
+        self._layout_grid(force=True)
+        self.refresh()
+
+    def head_of_map(self, index: int) -> int:
+        if self.maps is not None and not self.maps.shows_query_heads:
+            return index * self.controller.config.group_size  # a map per K/V head
+        return index
 
     # controller signals ---------------------------------------------------------
     def _on_trace(self, _trace: Trace) -> None:
@@ -184,6 +214,12 @@ class HeatmapPanel(QWidget):
         self._stale = True
         self._sync_batch_range(cfg)
         self._set_caption()
+        self._show_weights_note(cfg)
+
+    def _show_weights_note(self, cfg) -> None:
+        text = weights_note(cfg)
+        self.weights_note.setText(text)
+        self.weights_note.setVisible(bool(text))
 
     def _on_batch_index(self, b: int) -> None:
         if self.batch_spin.value() != b:
@@ -202,10 +238,12 @@ class HeatmapPanel(QWidget):
     # drawing ---------------------------------------------------------------------
     def refresh(self, *_args) -> None:
         stage = self.controller.stage
-        split = offers_tensor_choice(stage)
+        split = offers_tensor_choice(stage) and not self._figure_only
         self.tensor_label.setVisible(split)
         self.tensor_combo.setVisible(split)
-        self.stretch_check.setVisible(stage == "softmax")
+        self.stretch_check.setVisible(stage == "softmax" and not self._figure_only)
+        self.batch_label.setVisible(not self._figure_only)
+        self.batch_spin.setVisible(not self._figure_only)
         trace = self.controller.trace
         if trace is None:
             self.caption.setText("waiting for the first computation…")
@@ -225,7 +263,8 @@ class HeatmapPanel(QWidget):
                                  self.stretch_check.isChecked())
 
     def _sync_rows(self, trace: Trace) -> None:
-        windowed = trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
+        windowed = (trace.mode == "windowed" and self.controller.stage in ATTENTION_STAGES
+                    and not self._figure_only)
         self.rows_label.setVisible(windowed)
         self.rows_spin.setVisible(windowed)
         if windowed:
@@ -305,7 +344,8 @@ class HeatmapPanel(QWidget):
         self._laying_out = True
         try:
             self.scroll.setVerticalScrollBarPolicy(
-                on if scrolls else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+                Qt.ScrollBarPolicy.ScrollBarAlwaysOff if self._figure_only  # a picture
+                else on if scrolls else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         finally:
             self._laying_out = False
         if cols == self.columns and not force:

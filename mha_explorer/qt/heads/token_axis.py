@@ -80,6 +80,9 @@ class TokenAxis(pg.AxisItem):
                 self._label_px = QFontMetrics(font).height() + 1
             else:
                 self._label_px = _widest(labels, font) + LABEL_GAP_PX
+                # a word centred on the first or last column may reach past the map's
+                # edge by half its width: let it, rather than drop the word
+                self.setStyle(hideOverlappingLabels=int(self._label_px / 2) + 1)
             self._text_px.clear()
             self.picture = None  # tick cache: redraw with the new names
             self.update()
@@ -108,9 +111,8 @@ class TokenAxis(pg.AxisItem):
         last = self._first + max(self._count, 1) - 1
         if view is not None and view.height() > 1:  # laid out: the paint's choice is known
             lo, hi = sorted(view.viewRange()[1])
-            size = self.geometry().height() + 2  # as generateDrawSpecs measures the axis
             shown = self._visible(lo, hi)
-            if self.labels_fit(lo, hi, size):
+            if self._labels:  # names, thinned when crowded (tickValues)
                 need = self._text_size(font, ("names", shown.start, shown.stop),
                                        self._labels[shown.start - self._first:
                                                     shown.stop - self._first])
@@ -122,10 +124,9 @@ class TokenAxis(pg.AxisItem):
                 self.textWidth = need
                 self._updateWidth()
             return
-        wide = [self._text_size(font, ("numbers", self._first, last),
-                                (str(self._first), str(last)))]
-        if self._labels and len(self._labels) * self._label_px <= NAMES_PX_MAX:
-            wide.append(self._text_size(font, ("names", self._first, last + 1), self._labels))
+        wide = [self._text_size(font, ("names", self._first, last + 1), self._labels)
+                if self._labels else
+                self._text_size(font, ("numbers", self._first, last), (str(self._first), str(last)))]
         low, high = min(wide), max(wide)
         if (low < self.textWidth - TEXT_SLACK_PX or high > self.textWidth) \
                 and high - low <= TEXT_SLACK_PX:  # one width that suits either
@@ -161,27 +162,46 @@ class TokenAxis(pg.AxisItem):
         return bool(self._labels) and len(shown) * self._label_px <= size
 
     def tickValues(self, minVal: float, maxVal: float, size: float):
-        self._naming = self.labels_fit(minVal, maxVal, size)
-        if self._naming:
-            return [(1.0, [float(v) for v in self._visible(minVal, maxVal)])]
-        # positions: whole numbers only, at pyqtgraph's own spacings; in integers,
-        # since pyqtgraph's float version (isclose per level) costs more than the
-        # drawing on the first paint of a grid of maps
+        """Every position when its label fits, else every 2nd, 5th, 10th, …: token
+        names whenever the axis has them (thinned, never overprinted), else numbers."""
+        self._naming = bool(self._labels)
         lo, hi = sorted((minVal, maxVal))
-        levels, coarser = [], []
-        for spacing, offset in self.tickSpacing(lo, hi, size):
-            step = round(spacing)
-            if spacing < 1 or step != spacing or offset:
-                continue
-            first = math.ceil(lo / step) * step
-            whole = [float(v) for v in range(first, math.floor(hi) + 1, step)
-                     if not any(v % c == 0 for c in coarser)]  # drawn at a coarser level
-            coarser.append(step)
-            if whole:
-                levels.append((float(step), whole))
-        return levels
+        first = math.ceil(lo)
+        last = math.floor(hi)
+        if self._naming:
+            first = max(first, self._first)
+            last = min(last, self._first + len(self._labels) - 1)
+        if last < first:
+            return []
+        tick_px = self._tick_px(last)
+        step = math.ceil((last - first + 1) * tick_px / max(size, 1.0))
+        step = max(1, step if self._naming else nice_step(step))  # every k-th word reads fine
+        if step > 1:  # thinned: keep each label clear of the map's ends, where it is cut
+            edge = math.ceil(tick_px / 2 / max(size / max(hi - lo, 1e-9), 1e-9) - 0.5)
+            first, last = min(first + edge, last), max(last - edge, first)
+        start = math.ceil(first / step) * step
+        values = list(range(start, last + 1, step)) or [(first + last) // 2]  # one, centred
+        return [(float(step), [float(v) for v in values])]
+
+    def _tick_px(self, last: int) -> float:
+        """Pixels one tick label needs along the axis (its text and some air)."""
+        if self._naming:
+            return self._label_px
+        if self.orientation in ("left", "right"):
+            return QFontMetrics(self._font).height() + 1
+        return QFontMetrics(self._font).horizontalAdvance(str(last)) + LABEL_GAP_PX
 
     def tickStrings(self, values, scale, spacing):
         if self._naming:
             return [self._labels[int(v) - self._first] for v in values]
         return [str(int(v)) for v in values]
+
+
+def nice_step(step: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … that is at least ``step``."""
+    scale = 1
+    while True:
+        for base in (1, 2, 5):
+            if base * scale >= step:
+                return base * scale
+        scale *= 10

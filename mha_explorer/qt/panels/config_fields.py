@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.config import FIELD_LABELS, MHAConfig, divisors
+from mha_explorer.core.config import FIELD_LABELS, MHAConfig, divisors, sentence_tokens
 from mha_explorer.core.presets import PRESETS
 
 CUSTOM = "Custom"
@@ -229,11 +230,54 @@ def kv_note(cfg: MHAConfig) -> str:
     """How the query heads share key/value heads, in words."""
     if cfg.Hkv == cfg.H:
         return "each query head has its own K and V"
-    return (f"{cfg.group_size} query heads share each of {cfg.Hkv} K/V "
-            f"head{'s' if cfg.Hkv > 1 else ''}")
+    if cfg.Hkv == 1:
+        return f"all {cfg.H} query heads share one K/V head"
+    return f"{cfg.group_size} query heads share each of the {cfg.Hkv} K/V heads"
 
 
 def set_value(spin: QSpinBox, value: int) -> None:
     # setting the same value would reset the text a person is typing
     if spin.value() != value:
         spin.setValue(value)
+
+
+def sentence_note(text: str, seq: int, max_length: int) -> str:
+    """What the sentence box says under itself: that a typed length replaced the
+    sentence, or that the box stopped taking characters at its limit."""
+    words = sentence_tokens(text)
+    if len(text) >= max_length:
+        return (f"The box holds at most {max_length:,} characters: the sentence was cut there "
+                f"({len(words):,} words kept).")
+    if words and len(words) != seq:
+        return (f"T = {seq:,} replaces the {len(words):,}-word sentence: a sentence sets T "
+                "to its number of words, so use one or the other.")
+    return ""
+
+
+def invalid_kv_note(d_model: int, heads: int) -> str:
+    """The K/V and d_k hints while the typed values are invalid: about what was typed,
+    not the last valid config."""
+    if heads <= 0:
+        return "d_k: no heads"
+    return f"d_k = {d_model // heads:,}" if d_model % heads == 0 else "d_k: not whole"
+
+
+def show_note(label: QLabel, text: str) -> None:
+    label.setText(text)
+    label.setVisible(bool(text))
+
+
+def sentence_field() -> tuple[QLineEdit, QLabel]:
+    """The sentence box, wide enough to read a short sentence whole, and the note under it."""
+    edit = describe(QLineEdit(), "Sentence", "Type a sentence: its words become the tokens and "
+                    "set T. Clear it to go back to numbered positions.")
+    edit.setObjectName("sentence")
+    edit.setPlaceholderText("e.g. the cat sat on the mat")
+    edit.setClearButtonEnabled(True)
+    edit.setMinimumWidth(edit.fontMetrics().averageCharWidth() * 28)
+    for clear in edit.findChildren(QToolButton):  # Qt's own, unnamed
+        describe(clear, "Clear sentence", "Clear the sentence: back to numbered positions")
+    note = QLabel(wordWrap=True, objectName="sentence_note")
+    note.setProperty("role", "muted")  # coloured by the theme
+    note.hide()
+    return edit, note

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QSizePolicy,
     QToolButton,
@@ -38,11 +37,15 @@ from mha_explorer.qt.panels.config_fields import (
     SpaceKeepsFocus,
     describe,
     gqa_default,
+    invalid_kv_note,
     kv_note,
     matching_preset,
     preset_combo,
     scrolling_form,
+    sentence_field,
+    sentence_note,
     set_value,
+    show_note,
     spin,
 )
 
@@ -81,10 +84,11 @@ class ControlsPanel(QWidget):
         """Preset, width, heads and the key/value head sharing."""
         self.preset_combo = preset_combo()
 
+        # minimum 0: a typed 0 reaches the config, which explains it (a refused 0 did not)
         self.d_model_spin = spin("d_model", "d_model (D): the width of every token vector",
-                                 CAPS["d_model"])
+                                 CAPS["d_model"], minimum=0)
         self.heads_spin = spin("heads", "Number of attention heads (H); d_model must divide "
-                               "evenly into them", CAPS["n_heads"])
+                               "evenly into them", CAPS["n_heads"], minimum=0)
         self.d_k_label = describe(QLabel(), "d_k", "d_k = D / H: the width of one head")
 
         self.kv_buttons: dict[str, QToolButton] = {}
@@ -103,9 +107,8 @@ class ControlsPanel(QWidget):
                             "number of heads", CAPS["n_kv_heads"])
         self.kv_count_label = QLabel("Hkv")
         self.kv_count_label.setBuddy(self.kv_spin)
-        self.kv_note = describe(QLabel(), "K/V sharing", "How many query heads read each "
-                                "key/value head")
-        self.kv_note.setWordWrap(True)
+        self.kv_note = describe(QLabel(wordWrap=True), "K/V sharing",
+                                "How many query heads read each key/value head")
 
     def _build_input(self) -> None:
         """The input: batch, length or sentence, cross-attention, the mask."""
@@ -113,15 +116,7 @@ class ControlsPanel(QWidget):
                                CAPS["batch"])
         self.seq_spin = spin("seq", "Sequence length (T): query tokens per sequence; "
                              "typing a length drops the sentence", CAPS["seq"])
-        self.sentence_edit = describe(QLineEdit(), "Sentence",
-                                      "Type a sentence: its words become the tokens and set T. "
-                                      "Clear it to go back to numbered positions.")
-        self.sentence_edit.setObjectName("sentence")
-        self.sentence_edit.setPlaceholderText("e.g. the cat sat on the mat")
-        self.sentence_edit.setClearButtonEnabled(True)
-        for clear in self.sentence_edit.findChildren(QToolButton):  # Qt's own, unnamed
-            describe(clear, "Clear sentence", "Clear the sentence: back to numbered positions")
-
+        self.sentence_edit, self.sentence_note = sentence_field()
         self.cross_check = describe(QCheckBox("cross-attention"), "Cross-attention",
                                     "Keys and values come from a second sequence of length S")
         self.cross_check.setObjectName("cross")
@@ -168,7 +163,7 @@ class ControlsPanel(QWidget):
                                    [self.kv_count_label, self.kv_spin], [self.kv_note]),
             "batch": FieldBox("batch", [self.batch_spin]),
             "seq": FieldBox("seq", [self.seq_spin]),
-            "sentence": FieldBox("tokens", [self.sentence_edit]),
+            "sentence": FieldBox("tokens", [self.sentence_edit], [self.sentence_note]),
             "kv_seq": FieldBox("kv_seq", [self.cross_check], [self.kv_seq_spin]),
             "causal": FieldBox("causal", [self.causal_check, self.alignment_combo]),
             "bias": FieldBox("bias", [self.bias_check]),
@@ -204,7 +199,7 @@ class ControlsPanel(QWidget):
         self.kv_group.idClicked.connect(self._on_kv_mode)
         self.kv_spin.valueChanged.connect(self._on_kv_count)
         self.batch_spin.valueChanged.connect(lambda v: self._edit(batch=v))
-        self.seq_spin.valueChanged.connect(lambda v: self._edit(seq=v))
+        self.seq_spin.valueChanged.connect(self._on_seq)
         self.sentence_edit.textChanged.connect(self._on_sentence)
         self.cross_check.toggled.connect(self._on_cross)
         self.kv_seq_spin.valueChanged.connect(lambda v: self._edit(kv_seq=v))
@@ -331,12 +326,17 @@ class ControlsPanel(QWidget):
         if self._kv_mode == "GQA":
             self._edit(n_kv_heads=value)
 
+    def _on_seq(self, value: int) -> None:
+        show_note(self.sentence_note, sentence_note(self.sentence_edit.text(), value,
+                                                    self.sentence_edit.maxLength()))
+        self._edit(seq=value)
+
     def _on_sentence(self, text: str) -> None:
+        if self._syncing:  # a length typed just cleared it: the note says why, keep it
+            return
         words = sentence_tokens(text)
-        if words:
-            self._edit(tokens=words, seq=len(words))
-        else:
-            self._edit(tokens=None)
+        show_note(self.sentence_note, sentence_note(text, len(words), self.sentence_edit.maxLength()))
+        self._edit(tokens=words, seq=len(words)) if words else self._edit(tokens=None)
 
     def _on_cross(self, on: bool) -> None:
         self.kv_seq_spin.setEnabled(on)
@@ -355,9 +355,11 @@ class ControlsPanel(QWidget):
                 self._pending = {}
                 self._sync(self._controller.config)
             return
-        if self.d_model_spin.value() % self.heads_spin.value():
-            # the typed pair has no whole d_k; the last valid one would mislead
-            self.d_k_label.setText("d_k: not whole")
+        self._syncing = True  # what was typed is no preset, and no hint of the last valid one
+        self.preset_combo.setCurrentIndex(0)
+        self._syncing = False
+        self.d_k_label.setText(invalid_kv_note(self.d_model_spin.value(), self.heads_spin.value()))
+        self.kv_note.setText("")
         self.error_box(error).show_error(error.message, error.suggestions,
                                          self._apply_suggestion)
 

@@ -205,7 +205,8 @@ class ParamsPanel(QWidget):
         if cfg.Hkv == cfg.H:
             same = params.single_head_total == params.total
             self.one_head_note.setText(
-                f"the same: {cfg.H} heads of {cfg.d_k} cost what 1 head of {cfg.d_model} costs"
+                f"the same: {cfg.H} head{'s' if cfg.H != 1 else ''} of {cfg.d_k} cost what 1 head of "
+                f"{cfg.d_model} costs"
                 if same else f"{params.total - params.single_head_total:+,} for {cfg.H} heads")
         else:
             self.one_head_note.setText(f"{params.single_head_total - params.total:,} more than "

@@ -67,7 +67,7 @@ class StageStepper(QWidget):
         layout.addWidget(timeline, 1)
         layout.addSpacing(8)
 
-        speed_label = QLabel("Speed")
+        self.speed_label = speed_label = QLabel("Speed")
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speed")
         self.speed_combo.setAccessibleName("Playback speed")
@@ -96,12 +96,25 @@ class StageStepper(QWidget):
         self._show_playing(controller.playing)
         self._show_speed(controller.speed)
 
+    COMPACT_PADDING = "padding: 4px 3px;"  # the theme's 5 px 8 px, less at the sides
+
+    def set_compact(self, compact: bool) -> None:
+        """Presentation: only play and the nine stages, with narrow padding, so the
+        stages fit a 1024-wide screen at projector type. Back, next and the speed
+        stay on their keys (Left, Right) and come back on leaving."""
+        for widget in (self.prev_button, self.next_button, self.speed_label, self.speed_combo):
+            widget.setVisible(not compact)
+        for button in self.stage_buttons.values():
+            button.setStyleSheet(self.COMPACT_PADDING if compact else "")
+
     def _tool_button(self, name: str, text: str, icon, accessible: str, tip: str) -> QToolButton:
         button = QToolButton()
         button.setObjectName(name)
         button.setText(text)
         button.setIcon(icon)
-        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        # icons only (the standard media symbols, named for screen readers and in the
+        # tip): the room goes to the nine stages, which must fit a 1024-wide screen
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
         button.setAccessibleName(accessible)
         button.setToolTip(tip)
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)

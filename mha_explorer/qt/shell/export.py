@@ -10,6 +10,8 @@ computed (the window's, or the CLI's own run).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +88,18 @@ def svg_bytes(widget: QWidget, title: str) -> bytes:
     if not painter.end():
         raise OSError("the SVG could not be finished")
     buffer.close()
-    return bytes(data)
+    return preserve_spaces(bytes(data))
+
+
+def preserve_spaces(svg: bytes) -> bytes:
+    """Qt writes each line of text with its leading spaces and marks them
+    xml:space="preserve", which SVG 2 deprecates: a renderer that drops it collapses
+    the code's indentation. No-break spaces are the same width and never collapse."""
+    nbsp = "\u00a0".encode()
+    return _LEADING_SPACES.sub(lambda m: m.group(1) + nbsp * len(m.group(2)), svg)
+
+
+_LEADING_SPACES = re.compile(rb"(<text\b[^>]*>)( +)")
 
 
 def _named(path: Path, make) -> bytes:
@@ -138,11 +151,14 @@ class StageExporter:
         self.controller.set_batch_index(batch_index)
         stage_view = StageView(self.controller)
         stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
+        stage_view.set_figure_only(True)  # the picture, not the controls beside it
         self._stage = _Sheet(stage_view, options.size)
         # pyqtgraph loads only when heads are drawn
         from mha_explorer.qt.heads.heads_panel import HeatmapPanel
 
-        self._heads = _Sheet(HeatmapPanel(self.controller), options.size)
+        heads = HeatmapPanel(self.controller)
+        heads.set_figure_only(True)
+        self._heads = _Sheet(heads, options.size)
         QApplication.processEvents()
 
     def __enter__(self) -> StageExporter:

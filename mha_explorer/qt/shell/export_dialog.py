@@ -81,7 +81,9 @@ class ExportDialog(QDialog):
         self.folder_edit.textEdited.connect(self.folder_error.hide)
 
         form = QFormLayout(self)
-        form.addRow("&Folder", folder_row)
+        folder_label = QLabel("&Folder")  # a label of its own: a row of widgets is no buddy
+        folder_label.setBuddy(self.folder_edit)
+        form.addRow(folder_label, folder_row)
         form.addRow("", self.folder_error)
         form.addRow("S&tages", self.stages_combo)
         form.addRow("&Size", self.size_combo)

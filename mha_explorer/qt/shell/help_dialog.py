@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 from mha_explorer import assets
 
 HELP_FILE = "help.md"
+PAGES = (HELP_FILE, "help_trained.md")  # the pages that link to each other
 
 
 class HelpDialog(QDialog):
@@ -23,6 +24,8 @@ class HelpDialog(QDialog):
         self.browser.setAccessibleName("How to use MHA Explorer")
         self.browser.setToolTip("What each panel shows and how to drive it")
         self.browser.setOpenExternalLinks(False)
+        self.browser.setOpenLinks(False)  # links between the pages are followed below
+        self.browser.anchorClicked.connect(self.show_page)
         self.browser.setMarkdown(assets.read_text(HELP_FILE))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close = buttons.button(QDialogButtonBox.StandardButton.Close)
@@ -39,3 +42,9 @@ class HelpDialog(QDialog):
             width = min(width, int(parent.width() * 0.9))
             height = min(height, int(parent.height() * 0.9))
         self.resize(width, height)
+
+    def show_page(self, url) -> None:
+        """Follow a link to another help page (``help_trained.md``); others are ignored."""
+        name = url.toString() if hasattr(url, "toString") else str(url)
+        if name in PAGES:
+            self.browser.setMarkdown(assets.read_text(name))

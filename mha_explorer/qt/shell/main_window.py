@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
 
@@ -21,26 +21,23 @@ from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
+from mha_explorer.qt.shell import layouts
 from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
-from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter
+from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter, fit_on_screen
 from mha_explorer.qt.shell.settings import Preferences
 from mha_explorer.qt.shell.status_bar import StatusBarView
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
-from mha_explorer.qt.shell.variant_docks import LabDock, bring_to_front, config_page, parameters_page
+from mha_explorer.qt.shell.variant_docks import LabDock, config_page, parameters_page
+from mha_explorer.qt.shell.wired_docks import add_wired_docks
 from mha_explorer.qt.stage.stage_view import StageView
 
 if TYPE_CHECKING:
     from mha_explorer.core.trace import Trace
 
 WINDOW_TITLE = "MHA Explorer"
-CONTROLS_WIDTH = 300
-WIDE_LAYOUT = 1600  # narrower, the heads and the tables share one row of tabs
-BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stage
-NARROW_BOTTOM_SHARE = 0.27  # a laptop's 720 rows: the stage needs them more
-PRESENT_BOTTOM_SHARE = 0.38  # presentation type makes the heads' captions taller
 
 
 class MainWindow(QMainWindow):
@@ -76,7 +73,8 @@ class MainWindow(QMainWindow):
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._dock("params", "Parameters && memory", parameters_page(self),
                    Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.lab = LabDock(self)  # the head lab: a tab beside the heads, built when first shown
+        add_wired_docks(self)  # Weights, Layers, Generation
+        self.lab = LabDock(self)  # the head lab: a tab among the tables, built when first shown
 
         self.key_help = KeyHelpOverlay(self)
         self.help_dialog: HelpDialog | None = None
@@ -144,96 +142,18 @@ class MainWindow(QMainWindow):
             if tip and not button.toolTip():
                 button.setToolTip(tip)
 
-    def _arrange(self, present: bool = False, narrow: bool = False) -> None:
-        """Put every dock in its area: the stages on top, the configuration on the
-        left, the heads and the tables under the stage (the centre keeps the width;
-        on a narrow screen they share one row of tabs). Presentation: the
-        configuration runs the full height on the left and the heads come first, the
-        tables a tab behind them."""
-        d = self.docks
-        for dock in d.values():
-            dock.setFloating(False)
-            self.removeDockWidget(dock)  # forgets old tabs and splits
-        top, left, bottom = (Qt.DockWidgetArea.TopDockWidgetArea,
-                             Qt.DockWidgetArea.LeftDockWidgetArea,
-                             Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.addDockWidget(top, d["stages"])
-        if present:
-            self.setCorner(Qt.Corner.BottomLeftCorner, left)
-            self.addDockWidget(left, d["controls"])
-            self.addDockWidget(bottom, d["heatmaps"])
-            self.tabifyDockWidget(d["heatmaps"], d["shapes"])
-            self.tabifyDockWidget(d["shapes"], d["params"])
-            self.tabifyDockWidget(d["heatmaps"], d["lab"])
-        else:
-            self.addDockWidget(left, d["controls"])
-            self.addDockWidget(bottom, d["shapes"])
-            if narrow:
-                self.tabifyDockWidget(d["shapes"], d["heatmaps"])
-            else:
-                self.splitDockWidget(d["shapes"], d["heatmaps"], Qt.Orientation.Horizontal)
-            self.tabifyDockWidget(d["shapes"], d["params"])
-            self.tabifyDockWidget(d["heatmaps"], d["lab"])  # the lab needs the larger half
-        for dock in d.values():
-            dock.show()
-        # the heads lead on a projector; on a laptop's short tab row the table reads better
-        front = d["heatmaps" if present else "shapes"]
-        self.layout().activate()  # makes the tab bars of the tabbed docks now
-        self._after_layout(front)
-        QTimer.singleShot(0, lambda: self._after_layout(front))  # and once more when laid out
-
-    def _after_layout(self, front: QDockWidget) -> None:
-        bring_to_front(self.docks["heatmaps"])  # before the lab, its tab neighbour
-        self._bring_to_front(front)
-        self.describe_qt_parts()
-
-    @staticmethod
-    def _bring_to_front(dock: QDockWidget) -> None:
-        """Make a tabbed dock the current tab. QWidget.raise_ does nothing for the
-        window's last child (re-docking can leave a dock there), so lower it first."""
-        dock.lower()
-        dock.raise_()
-
     def apply_default_layout(self) -> None:
-        """Sizes that work at 1280×720 and give the stage most of a 1920×1080 screen.
+        """The everyday layout (first launch and "reset layout"): see shell.layouts."""
+        if not self._presenter.active:
+            layouts.apply_default(self)
 
-        The diagram needs about 980 × 640 pixels to draw at full size (labels at 14 pt
-        and up); with the heads in a column on the right the centre of a 1920 screen
-        was squeezed to 0.6-0.85 of that, so the heads sit under the stage, beside
-        the tables, and the centre keeps the width.
-        """
-        if self._presenter.active:
-            return
-        w = max(self.width(), 1280)
-        narrow = w < WIDE_LAYOUT
-        self._arrange(narrow=narrow)
-        d = self.docks
-        controls_w = max(CONTROLS_WIDTH, self.controls.minimumSizeHint().width())
-        self.resizeDocks([d["controls"]], [controls_w], Qt.Orientation.Horizontal)
-        if not narrow:
-            self.resizeDocks([d["shapes"], d["heatmaps"]], [int(w * 0.52), int(w * 0.48)],
-                             Qt.Orientation.Horizontal)
-        self.apply_bottom_share()
+    def apply_presentation_layout(self, area: QRect | None = None) -> None:
+        layouts.apply_presentation(self, area or self.geometry(), HIDDEN_DOCKS)
 
-    def apply_bottom_share(self) -> None:
-        """Give the docks under the stage their everyday share of the height again."""
-        if self._presenter.active:
-            return
-        share = NARROW_BOTTOM_SHARE if max(self.width(), 1280) < WIDE_LAYOUT else BOTTOM_SHARE
-        self.resizeDocks([self.docks["shapes"]], [int(max(self.height(), 720) * share)],
-                         Qt.Orientation.Vertical)
-
-    def apply_presentation_layout(self) -> None:
-        """Full screen at projector type: the stage across the whole width; under it
-        the basic controls and the heads (the tables a tab away); no title bars."""
-        h = max(self.height(), 720)
-        self._arrange(present=True)
-        for key in HIDDEN_DOCKS:
-            self.docks[key].hide()
-        d = self.docks
-        self.resizeDocks([d["controls"]], [self.controls.minimumSizeHint().width()],
-                         Qt.Orientation.Horizontal)
-        self.resizeDocks([d["heatmaps"]], [int(h * PRESENT_BOTTOM_SHARE)], Qt.Orientation.Vertical)
+    @property
+    def presenter(self) -> Presenter:
+        """Its ``screen_area`` may be replaced to stand for another screen."""
+        return self._presenter
 
     def set_title_bars(self, visible: bool) -> None:
         """Show the docks' title bars, or swap in empty ones (presentation mode: no
@@ -262,6 +182,10 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if not self._presenter.active and not self.isMaximized() and not self.isFullScreen():
+            area = self._presenter.available_area()
+            if not area.contains(self.geometry()):  # a 1280×720 default on a 1024×768 screen
+                self.setGeometry(fit_on_screen(self.geometry(), area))
         if self._default_layout_pending:
             self._default_layout_pending = False
             self.apply_default_layout()
@@ -305,9 +229,17 @@ class MainWindow(QMainWindow):
             return
         if on:
             self._presenter.enter()
+            self.stage_view.diagram.set_type_floor(QApplication.font().pointSizeF())
         else:
+            self.stage_view.diagram.set_type_floor(None)
             self._presenter.leave()
+        code = self.actions["toggle_code"]
+        code.blockSignals(True)  # a reflection of what presentation did
+        code.setChecked(self.stage_view.code_visible)
+        code.blockSignals(False)
+        self.actions["presentation"].blockSignals(True)
         self.actions["presentation"].setChecked(on)
+        self.actions["presentation"].blockSignals(False)
         self.actions["leave_presentation"].setEnabled(on)
 
     # help -----------------------------------------------------------------------------

@@ -66,6 +66,11 @@ def build_menus(window: MainWindow) -> None:
         window.actions[f"toggle_{key}"] = toggle
     add_action(window, "lab", "Head &lab", "Ctrl+L", window.lab.show, view,
                "Train small attention models, watch heads specialise, ablate and prune them (Ctrl+L)")
+    code = add_action(window, "toggle_code", "&Code beside the diagram", "Ctrl+Shift+C",
+                      window.stage_view.set_code_visible, view,
+                      "Show or hide the PyTorch code (Ctrl+Shift+C; presentation hides it)",
+                      checkable=True)
+    code.setChecked(True)
     add_action(window, "reset_layout", "&Reset layout", "Ctrl+Shift+R", window.apply_default_layout,
                view, "Put every panel back where it started")
     view.addSeparator()

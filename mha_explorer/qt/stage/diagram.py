@@ -63,6 +63,8 @@ class StageDiagram(QGraphicsView):
         self._stage = controller.stage
         self._canvas = (0.0, 0.0)
         self._reduced_motion = False
+        self._type_floor: float | None = None  # presentation: no text below this many points
+        self._scene_floor = 0.0  # the type floor in scene points, for the current zoom
         self._transition = Transition(self._scene, self)
         # stages the classic drawings do not know (positions, RoPE, every stage of latent
         # attention, whose plan has no "project"/"view"/"transpose") are drawn generically
@@ -74,6 +76,7 @@ class StageDiagram(QGraphicsView):
         controller.config_changed.connect(self._redraw)
         controller.trace_ready.connect(self._redraw)
         controller.batch_index_changed.connect(self._redraw)
+        controller.head_changed.connect(self._redraw)
         self._redraw()
 
     # public ---------------------------------------------------------------------------
@@ -91,6 +94,16 @@ class StageDiagram(QGraphicsView):
         self._reduced_motion = bool(reduced)
         if self._reduced_motion:
             self._transition.finish()
+
+    def set_type_floor(self, points: float | None) -> None:
+        """Presentation: the picture fills the view (growing past its design size) and
+        no text is drawn smaller than ``points`` on screen; None: the everyday fit."""
+        self._type_floor = points
+        self._redraw()
+
+    def smallest_text_points(self) -> float:
+        """On-screen size of the smallest type the diagram draws, in points."""
+        return max(style.SMALLEST_PT, self._scene_floor) * self.transform().m11()
 
     def is_animating(self) -> bool:
         return self._transition.is_running()
@@ -122,7 +135,8 @@ class StageDiagram(QGraphicsView):
     def _context(self) -> StageContext:
         c = self._controller
         w, h = self._canvas
-        return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h, self._ink)
+        return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h, self._ink,
+                            head=min(c.head, c.config.H - 1))
 
     def uses_generic(self, stage: str) -> bool:
         """Whether ``stage`` is drawn by the generic view rather than the classic builders."""
@@ -131,8 +145,12 @@ class StageDiagram(QGraphicsView):
     def _build(self, stage: str) -> list:
         if self._show_generic(stage):
             return []
-        composer = Composer(self._context())
-        BUILDERS[stage](composer)
+        style.set_type_floor(self._scene_floor)
+        try:
+            composer = Composer(self._context())
+            BUILDERS[stage](composer)
+        finally:
+            style.set_type_floor(0.0)  # the header and an export measure at their own size
         return composer.items
 
     def _show_generic(self, stage: str) -> bool:
@@ -149,10 +167,16 @@ class StageDiagram(QGraphicsView):
 
     def _fit_canvas(self) -> None:
         vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
-        w, h = max(vw, MIN_CANVAS[0]), max(vh, MIN_CANVAS[1])
+        if self._type_floor is None:
+            w, h = max(vw, MIN_CANVAS[0]), max(vh, MIN_CANVAS[1])
+            scale = min(vw / w, vh / h)
+            self._scene_floor = 0.0
+        else:  # grow or shrink the whole picture to the view, then the type to the floor
+            scale = min(vw / MIN_CANVAS[0], vh / MIN_CANVAS[1])
+            w, h = vw / scale, vh / scale
+            self._scene_floor = self._type_floor / scale
         self._canvas = (float(w), float(h))
         self._scene.setSceneRect(QRectF(0, 0, w, h))
-        scale = min(vw / w, vh / h)
         self.resetTransform()
         self.scale(scale, scale)
 

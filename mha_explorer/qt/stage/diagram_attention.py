@@ -50,8 +50,8 @@ def _left_w(ctx: StageContext) -> float:
 
 def _right_w(ctx: StageContext) -> float:
     return max(text_width(_scale_text(ctx.config), 20, True),
-               text_width(f"head 0 of {ctx.config.H:,}", style.CAPTION_PT, True),
-               text_width("V  kv head 0", style.CAPTION_PT, True)) + 2 * style.GAP
+               text_width(f"head {ctx.config.H - 1:,} of {ctx.config.H:,}", style.CAPTION_PT, True),
+               text_width(f"V  kv head {ctx.config.Hkv - 1:,}", style.CAPTION_PT, True)) + 2 * style.GAP
 
 
 def _strip_h(ctx: StageContext) -> float:
@@ -134,15 +134,19 @@ def _scale_text(cfg) -> str:
     return f"× 1/√{cfg.d_k:,} = {1 / cfg.d_k ** 0.5:.4g}"
 
 
-def _head_word(cfg) -> str:
-    return "head 0" if cfg.Hkv == cfg.H else "kv head 0"
+def _head_word(ctx: StageContext) -> str:
+    """The K/V head the shown query head reads: its own, or its group's."""
+    cfg = ctx.config
+    if cfg.Hkv == cfg.H:
+        return f"head {ctx.head}"
+    return f"kv head {ctx.head // cfg.group_size}"
 
 
 def _grid(c: Composer, rect: QRectF, stage: str, name: str, origin: str | None = None) -> None:
-    """Head 0 of the shown sequence, coloured from the trace when it is small enough."""
+    """The chosen head of the shown sequence, coloured from the trace when it is small enough."""
     ctx, cfg = c.ctx, c.ctx.config
     trace = current_trace(ctx.trace, cfg)
-    values = head_matrix(trace, stage, name, ctx.batch_index, 0)
+    values = head_matrix(trace, stage, name, ctx.batch_index, ctx.head)
     image = None if values is None else (scores_image(values) if name == "scores"
                                          else weights_image(values))
     c.grid("grid", rect, cfg.T, cfg.S, image=image, hidden_from=hidden_from(cfg),
@@ -201,10 +205,11 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
 def build_scores(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     cross = scores_cross(ctx)
-    head = _head_word(cfg)
-    c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption="Q  head 0",
-             tag="h0", caption_width=cross.left.width() + GAP_X - 4)
-    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="", tag="h0")
+    head = _head_word(ctx)
+    c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4)
+    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="",
+             tag=f"h{ctx.head // cfg.group_size}")
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     _grid(c, cross.result, "scores", "scores")
@@ -245,8 +250,9 @@ def build_softmax(c: Composer) -> None:
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
     c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
-    c.text("grid.head", f"head 0 of {cfg.H:,}", rect.center().x(), rect.bottom() + bottom_space(),
-           "tc", color=c.ink.muted)
+    if cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
+        c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(),
+               rect.bottom() + bottom_space(), "tc", color=c.ink.muted)
     _row_sums(c, rect)
     _bottom_note(c, softmax_note(ctx))
 
@@ -255,17 +261,18 @@ def build_weighted_sum(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     cross = weighted_cross(ctx)
     dims = ctx.plan.dims
-    head = _head_word(cfg)
+    head = _head_word(ctx)
     _grid(c, cross.left, "softmax", "weights")
     c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
-    c.caption("grid.caption", "A  head 0", cross.left, cross.left.width() + GAP_X - 4)
-    c.tensor("V.h0", None, cross.top, rows=["S"], cols=["d_k"], caption="", tag="h0",
+    c.caption("grid.caption", f"A  head {ctx.head}", cross.left, cross.left.width() + GAP_X - 4)
+    c.tensor("V.h0", None, cross.top, rows=["S"], cols=["d_k"], caption="",
+             tag=f"h{ctx.head // cfg.group_size}",
              show_left=False)
     c.text("V.h0.caption", f"V  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     spec = ctx.plan.stage("weighted_sum").tensor("context")
     c.tensor("C.h0", spec, cross.result, rows=["T"], cols=["d_k"], fill=c.ink.result_fill,
-             show_left=False, show_top=False, tag="h0")
+             show_left=False, show_top=False, tag=f"h{ctx.head}")
     _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())
     _bottom_note(c, weighted_note(ctx))

@@ -51,6 +51,7 @@ class StageContext:
     width: float
     height: float
     ink: style.Ink = style.LIGHT_INK  # the theme's colours
+    head: int = 0  # the query head the one-head pictures show
 
 
 def text_width(text: str, points: float = style.LABEL_PT, bold: bool = True) -> float:

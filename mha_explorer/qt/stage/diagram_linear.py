@@ -18,6 +18,7 @@ from mha_explorer.qt.stage.diagram_compose import (
     bottom_space,
     chips_row_width,
     left_room,
+    text_width,
     top_space,
 )
 from mha_explorer.qt.stage.diagram_items import BlockItem
@@ -193,6 +194,11 @@ def build_project(c: Composer) -> None:
     bottom_note(c, "note", words)
 
 
+def _left_of_times(col: Columns) -> float:
+    """Where the '×' between the merged block and W_O begins: a caption stops before it."""
+    return col.x_times - text_width("×", style.OPERATOR_PT, False) / 2 - 10  # and its item margin
+
+
 def build_output(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     k = linear_k(ctx)
@@ -201,7 +207,7 @@ def build_output(c: Composer) -> None:
     cy = row_centres(ctx, row_heights(ctx, k, ["T"]))[0]
     c.tensor("merged", ctx.plan.stage("merge").tensor("merged"), QRectF(col.x_src, cy - sT / 2, sD, sT),
              rows=["T"], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
-             caption_room=(col.x_src - left_width(ctx) + style.GAP, col.x_src + sD + OP_W - 24))
+             caption_room=(col.x_src - left_width(ctx) + style.GAP, _left_of_times(col)))
     _weight_row(c, col, cy, name="O", out_dim="D", result_key="Y",
                 result_spec=ctx.plan.stage("output").tensor("Y"), rows_dim="T", origin="merged")
     bottom_note(c, "note", f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}: "

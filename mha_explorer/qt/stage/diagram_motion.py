@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEasingCurve, QObject, QPointF, QVariantAnimation, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-BASE_DURATION_MS = 900  # at speed 1.0, under half of the controller's 2 s step
+BASE_DURATION_MS = 450  # at speed 1.0, under half of the controller's 1 s step
 MIN_DURATION_MS, MAX_DURATION_MS = 150, 1800
 
 

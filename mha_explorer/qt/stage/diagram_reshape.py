@@ -190,13 +190,15 @@ def build_merge(c: Composer) -> None:
     x0 = max(style.MARGIN, (ctx.width - left - content_w) / 2) + left
     deck(c, "C", cfg.H, x0, cy_deck, card_w, sT, rows_dim="T", heads_dim="H",
          caption=f"context  {style.shape_text(back.shape)}", grouped_by=None)
-    c.text("merge.arrow", _copy_words(copies), x0, cy_deck + sT / 2 + bottom_space() + style.GAP,
+    arrow = _copy_words(copies)  # kept on the canvas however wide the deck of heads
+    arrow_x = max(style.MARGIN, min(x0, ctx.width - style.MARGIN - text_width(arrow, style.CAPTION_PT)))
+    c.text("merge.arrow", arrow, arrow_x, cy_deck + sT / 2 + bottom_space() + style.GAP,
            "tl", bold=True, color=c.ink.copy_red if copies else c.ink.muted)
     rect = QRectF(x0, cy_merged - sT / 2, merged_w, sT)
     c.tensor("merged", merged, rect, rows=["T"], cols=["D"], depth=["B"], fill=c.ink.result_fill)
     joined_slices(c, rect, cfg.H, card_w)
     if copies:
-        words = (f"The first real copy: the {cfg.H} heads are written side by side into new "
+        words = (f"A copy: the {cfg.H} heads are written side by side into new "
                  f"memory, B·T·D = {merged.numel:,} numbers ({format_bytes(merged.nbytes)}).")
     else:
         words = ("No copy here: the axis that moved has size 1, so the memory is already in "

@@ -22,7 +22,8 @@ CAPTION_PT = 16
 NOTE_PT = 17
 OPERATOR_PT = 28
 SLICE_PT = 14
-
+SMALLEST_PT = SLICE_PT  # the smallest type any stage draws at scale 1
+_type_floor = [0.0]  # set by the diagram before it builds a stage (presentation: larger)
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,20 @@ MIN_SIDE = 26  # no block side is drawn thinner than this, however small the dim
 MAX_HEADS_SHOWN = 4  # more heads are drawn as the first three, "…", and the last
 
 
+def set_type_floor(points: float) -> None:
+    """No diagram font is smaller than ``points`` (scene points) until set again: the
+    diagram sets it before each build, so layouts measure what they draw. Type that
+    is already larger keeps its size."""
+    _type_floor[0] = max(0.0, float(points))
+
+
+def type_floor() -> float:
+    return _type_floor[0]
+
+
 def font(points: float, bold: bool = False) -> QFont:
     f = QFont()
-    f.setPointSizeF(points)
+    f.setPointSizeF(max(points, _type_floor[0]))
     f.setBold(bold)
     return f
 

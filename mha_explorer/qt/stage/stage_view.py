@@ -10,12 +10,23 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
 from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
+from mha_explorer.qt.stage.stage_notes import input_sentence, scaling_note
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
@@ -60,6 +71,7 @@ class StageView(QWidget):
         self._compact: bool | None = None
         self._small_header = False
         self._sized = False
+        self._figure_only = False
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -69,17 +81,42 @@ class StageView(QWidget):
         self.formula = _label("stageFormula", FORMULA_PT)
         self.explanation = _label("stageExplanation", TEXT_PT)
         self.costs = _label("stageCosts", SMALL_PT)
+        self.sentence = _label("stageSentence", TEXT_PT)  # the words, at the input stage
+        self.sentence.setTextFormat(Qt.TextFormat.PlainText)  # a token is never markup
+        self.scaling = _label("stageScaling", TEXT_PT)  # √d_k in numbers, at scores and softmax
         for quiet in (self.counter, self.costs):
             quiet.setProperty("role", "muted")  # the theme colours it
+        self.head_spin = QSpinBox()
+        self.head_spin.setObjectName("headShown")
+        self.head_spin.setAccessibleName("Head shown in the diagram")
+        self.head_spin.setToolTip("Which query head the diagram draws (or click a map in Heads)")
+        self.head_spin.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # arrows step the stages
+        self.head_label = QLabel("&head shown")
+        self.head_label.setBuddy(self.head_spin)
 
         self.header = QWidget(self)
         header = QVBoxLayout(self.header)
         header.setContentsMargins(16, 10, 12, 6)
         header.setSpacing(8)
-        for widget in (self.counter, self.title, self.formula, self.explanation, self.costs):
+        top_row = QHBoxLayout()
+        top_row.addWidget(self.counter, 1)
+        top_row.addWidget(self.head_label)
+        top_row.addWidget(self.head_spin)
+        header.addLayout(top_row)
+        for widget in (self.title, self.formula, self.explanation, self.sentence, self.scaling,
+                       self.costs):
             header.addWidget(widget)
+        # on a short screen the header scrolls rather than pushing the window past it
+        # (above the diagram only; beside it the code panel gives way first)
+        self._header_box = QScrollArea(self)
+        self._header_box.setObjectName("stageHeaderBox")
+        self._header_box.setWidgetResizable(True)
+        self._header_box.hide()
+        self._header_box.setFrameShape(QFrame.Shape.NoFrame)
+        self._header_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._header_box.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
 
-        side = QWidget(self)
+        self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
         self._side.setContentsMargins(0, 0, 12, 12)
         self._side.setSpacing(4)
@@ -106,7 +143,41 @@ class StageView(QWidget):
 
         controller.stage_changed.connect(self._show_text)
         controller.config_changed.connect(self._show_text)
+        controller.trace_ready.connect(self._show_text)
+        controller.batch_index_changed.connect(self._show_text)
+        controller.head_changed.connect(self._show_head)
+        self.head_spin.valueChanged.connect(controller.set_head)
         self._show_text()
+
+    # code and head ---------------------------------------------------------------------------
+    @property
+    def code_visible(self) -> bool:
+        return not self.code_panel.isHidden()
+
+    def set_code_visible(self, visible: bool) -> None:
+        """The code is optional (presentation hides it): without it the header goes
+        above the diagram and the diagram takes the whole width."""
+        self.code_panel.setVisible(bool(visible))
+        self._set_compact(self._prefer_compact())
+        self._side_widget.setVisible(bool(visible) or not self._compact)
+        self._sized = False
+        self._share_width()
+
+    def set_figure_only(self, on: bool) -> None:
+        """For an exported picture: no head selector, no scroll bars on the code."""
+        self._figure_only = bool(on)
+        for widget in (self.head_label, self.head_spin):
+            widget.setVisible(not on and self._controller.config.H > 1)
+        policy = Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded
+        self.code_panel.setVerticalScrollBarPolicy(policy)
+        self.code_panel.setHorizontalScrollBarPolicy(policy)
+        self._place_header()
+
+    def _show_head(self, head: int) -> None:
+        if self.head_spin.value() != head:
+            self.head_spin.blockSignals(True)  # a reflection, not a new request
+            self.head_spin.setValue(head)
+            self.head_spin.blockSignals(False)
 
     # public -------------------------------------------------------------------------------
     def set_reduced_motion(self, reduced: bool) -> None:
@@ -152,6 +223,21 @@ class StageView(QWidget):
         memory = f"new memory {format_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
         self.costs.setText(f"{format_count(stage.flops)} FLOPs  ·  {memory}" if stage.flops
                            else f"no arithmetic  ·  {memory}")
+        cfg = c.config
+        self.head_spin.blockSignals(True)
+        self.head_spin.setRange(0, cfg.H - 1)
+        self.head_spin.setSuffix(f"  of {cfg.H:,}")
+        self.head_spin.setValue(c.head)
+        self.head_spin.blockSignals(False)
+        for widget in (self.head_label, self.head_spin):
+            widget.setVisible(cfg.H > 1 and not self._figure_only)
+        self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if c.stage == "input" else "")
+        self._set_note(self.scaling, scaling_note(c.current_trace, c.stage, c.batch_index))
+
+    @staticmethod
+    def _set_note(label: QLabel, text: str) -> None:
+        label.setText(text)
+        label.setVisible(bool(text))
 
     def _show_rope_plot(self, show: bool) -> None:
         if show and self.rope_plot is None:
@@ -172,12 +258,24 @@ class StageView(QWidget):
         if compact == self._compact:
             return
         self._compact = compact
-        if compact:
-            self._side.removeWidget(self.header)
-            self._outer.insertWidget(0, self.header)
-        else:
-            self._outer.removeWidget(self.header)
-            self._side.insertWidget(0, self.header)
+        self._place_header()
+
+    def _place_header(self) -> None:
+        """Above the diagram (compact) or atop the code (wide); inside a scroll area
+        on screen, so a short window scrolls the words instead of growing past the
+        screen, and bare in an exported picture, which has no scroll bars."""
+        for layout in (self._outer, self._side):
+            layout.removeWidget(self._header_box)
+            layout.removeWidget(self.header)
+        if self._header_box.widget() is self.header:
+            self._header_box.takeWidget()
+        boxed = not self._figure_only
+        if boxed:
+            self._header_box.setWidget(self.header)
+        item = self._header_box if boxed else self.header
+        (self._outer if self._compact else self._side).insertWidget(0, item)
+        self._header_box.setVisible(boxed)
+        self.header.show()  # moving between parents hides a widget until shown again
         self._apply_type()
         self._sized = False  # share the width again for the new arrangement
 
@@ -186,6 +284,8 @@ class StageView(QWidget):
         self.title.setFont(style.font(sizes["title"], bold=True))
         self.formula.setFont(style.font(sizes["formula"]))
         self.explanation.setFont(style.font(sizes["explanation"]))
+        self.sentence.setFont(style.font(sizes["explanation"], bold=True))
+        self.scaling.setFont(style.font(sizes["explanation"]))
         for quiet in (self.counter, self.costs):
             quiet.setFont(style.font(sizes["small"]))
 
@@ -197,8 +297,11 @@ class StageView(QWidget):
 
     def _prefer_compact(self) -> bool:
         """Header above the diagram only when that leaves the diagram larger: a narrow
-        centre gains width by it, a short and wide one would lose too much height."""
+        centre gains width by it, a short and wide one would lose too much height.
+        Without the code beside the diagram the header always goes above."""
         w, h = self.width(), self.height()
+        if self.code_panel.isHidden():
+            return True
         if w >= COMPACT_BELOW:
             return False
         header_h = self.header.heightForWidth(w)
@@ -216,8 +319,13 @@ class StageView(QWidget):
             self._small_header = small
             self._apply_type()
         self._set_compact(self._prefer_compact())
+        self._share_width()
+
+    def _share_width(self) -> None:
         if not self._sized and self.width() > 0:
             self._sized = True
             w = self.width()
             share = CODE_SHARE_COMPACT if self._compact else CODE_SHARE_WIDE
+            if self._side_widget.isHidden():
+                share = 0.0
             self.splitter.setSizes([w - int(w * share), int(w * share)])

@@ -13,17 +13,18 @@ import argparse
 import json
 import sys
 
+from mha_explorer.cli.common import fail
 from mha_explorer.core.config import ConfigError
 from mha_explorer.core.trained import model_info as info
 
-EXIT_USAGE = 2
+NAME = "heads"
 HEADS_WEIGHTS = (info.WEIGHTS_NAME,)  # random weights have no trained heads to report
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def register(subparsers) -> argparse.ArgumentParser:
     """Register ``heads`` on an argparse subparsers object; returns its parser."""
     p = subparsers.add_parser(
-        "heads", help="a trained layer's attention maps and head patterns as JSON",
+        NAME, help="a trained layer's attention maps and head patterns as JSON",
         description="Run a sentence through a trained model and print one layer's attention "
         "maps, each head's pattern scores and, with --ablate, how much switching off each head "
         "changes the sentence embedding. Layers are 1-based, heads 0-based.")
@@ -41,12 +42,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _fail(message: str) -> int:
-    one_line = message.replace("\r", "\\r").replace("\n", "\\n")
-    print(f"mha-explorer: error: {one_line}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def _layer(text) -> int:
     try:
         return int(str(text).strip())
@@ -59,14 +54,14 @@ def run(args: argparse.Namespace) -> int:
     """Print the report for parsed ``heads`` arguments; 0, or 2 after one line on stderr."""
     weights = args.heads_weights
     if weights not in HEADS_WEIGHTS:
-        return _fail(f"weights {weights!r} have no trained heads to report; use --weights "
+        return fail(f"weights {weights!r} have no trained heads to report; use --weights "
                      f"{info.WEIGHTS_NAME}")
     try:
         from mha_explorer.core.trained.report import heads_report
 
         report = heads_report(_layer(args.heads_layer), args.heads_sentence, ablate=args.heads_ablate)
     except ConfigError as err:
-        return _fail(err.message)
+        return fail(err.message)
     json.dump(report, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     return 0

@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 
-from mha_explorer.cli import EXIT_USAGE, add_config_flags, one_line
-from mha_explorer.cli_decode import add_layer_flags, config_with_window
+from mha_explorer.cli.common import add_config_flags, fail
+from mha_explorer.cli.decode import add_layer_flags, config_with_window
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.tile_plan import parse_block, tile_plan
 from mha_explorer.core.units import format_bytes, format_count
@@ -22,9 +21,12 @@ from mha_explorer.core.units import format_bytes, format_count
 CHECK_MAX_CELLS = 1 << 24  # B·H·T·S compared against the full computation
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+NAME = "tiles"
+
+
+def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "tiles", help="FlashAttention tiles: computed and skipped tiles, peak memory O(T·d)",
+        NAME, help="FlashAttention tiles: computed and skipped tiles, peak memory O(T·d)",
         description="Split attention into tiles of BR query rows × BC keys with an online softmax: "
         "count the tiles computed and the ones a causal mask skips, compare the peak memory with "
         "the full T × S matrix, and check the tiled output against the full computation.")
@@ -34,28 +36,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="query rows and keys per tile (default 64,64)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
-
-
-def max_abs_diff_vs_full(cfg: MHAConfig, block: tuple[int, int]) -> float:
-    """The tiled path against SDPA with the same boolean mask, float32, on rows that
-    see at least one key (SDPA leaves a row that sees none undefined)."""
-    import torch  # only once the flags are known to be good
-    import torch.nn.functional as F
-
-    from mha_explorer.core.decode_engine import layer_tensors, project_heads
-    from mha_explorer.core.tiled import tiled_attention
-
-    w, x, xkv = layer_tensors(cfg)
-    with torch.no_grad():
-        q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
-        tiled = tiled_attention(q, k, v, cfg.mask_spec, block)
-        visible = cfg.mask_spec.visible(0, cfg.T, cfg.T, cfg.S)
-        mask = None if visible is None else torch.from_numpy(visible)
-        g = cfg.group_size
-        full = F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
-                                              attn_mask=mask)  # [B, H, T, d_k]
-        rows = torch.ones(cfg.T, dtype=torch.bool) if mask is None else mask.any(-1)
-        return float((tiled - full)[:, :, rows].abs().max()) if rows.any() else 0.0
 
 
 def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
@@ -69,6 +49,8 @@ def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
         report["notes"].append(f"not compared with the full computation: B·H·T·S is {cells:,} cells, "
                                f"above {CHECK_MAX_CELLS:,}")
     else:
+        from mha_explorer.core.tiled import max_abs_diff_vs_full  # torch: only for a size it can check
+
         report["max_abs_diff_vs_full"] = max_abs_diff_vs_full(cfg, block)
     return report
 
@@ -103,14 +85,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_with_window(args)
         report = tiles_report(cfg, block)
     except ConfigError as exc:
-        return _fail(exc.message)
+        return fail(exc.message)
     except ValueError as exc:
-        return _fail(f"argument --block: {exc}")
+        return fail(f"argument --block: {exc}")
     with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
         print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
-
-def _fail(message: str) -> int:
-    print(f"mha-explorer: error: {one_line(message)}", file=sys.stderr)
-    return EXIT_USAGE

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 
-from mha_explorer.cli import EXIT_USAGE, add_config_flags, config_from_args, one_line
+from mha_explorer.cli.common import add_config_flags, config_from_args, fail, whole_number
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.decode_plan import MAX_STEPS, cache_layout, decode_config, decode_steps
 from mha_explorer.core.presets import get_preset
@@ -22,17 +21,13 @@ TABLE_HEAD_ROWS = 12  # a long run prints its first and last rows
 TABLE_TAIL_ROWS = 6
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+NAME = "decode"
 
 
 def add_layer_flags(p: argparse.ArgumentParser) -> None:
     """--window (unless the common config flags already have it)."""
     with contextlib.suppress(argparse.ArgumentError):  # the shared config flags took it over
-        p.add_argument("--window", type=_int, metavar="W",
+        p.add_argument("--window", type=whole_number, metavar="W",
                        help="sliding window: each query sees its last W keys (a rolling cache of W)")
 
 
@@ -44,19 +39,19 @@ def config_with_window(args: argparse.Namespace) -> MHAConfig:
     return cfg
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "decode", help="generation with a KV cache: the cache and the cost of every step",
+        NAME, help="generation with a KV cache: the cache and the cost of every step",
         description="Step 0 feeds the prompt's P tokens at once; each of the N steps after it feeds "
         "one token, appends its key and value to the cache [B, Hkv, S_t, d_k] and scores one row "
         "against it. Prints the cache per layer (and for the model with --layers) and each step's "
         "FLOPs and bytes. Never imports torch.")
     add_config_flags(p, inherit=True)
     add_layer_flags(p)
-    p.add_argument("--prompt", type=_int, default=8, metavar="P", help="prompt tokens (default 8)")
-    p.add_argument("--steps", type=_int, default=8, metavar="N",
+    p.add_argument("--prompt", type=whole_number, default=8, metavar="P", help="prompt tokens (default 8)")
+    p.add_argument("--steps", type=whole_number, default=8, metavar="N",
                    help=f"generated tokens, up to {MAX_STEPS:,} (default 8)")
-    p.add_argument("--layers", type=_int, metavar="L",
+    p.add_argument("--layers", type=whole_number, metavar="L",
                    help="layers in the model, for the whole model's cache (default: the preset's)")
     p.add_argument("--check", action="store_true",
                    help="also decode with torch and report max_abs_diff_vs_full: the largest "
@@ -131,8 +126,7 @@ def run(args: argparse.Namespace) -> int:
         if args.check:
             report["max_abs_diff_vs_full"] = _check(cfg, args.prompt, args.steps)
     except ConfigError as exc:
-        print(f"mha-explorer: error: {one_line(exc.message)}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(exc.message)
     with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
         print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0

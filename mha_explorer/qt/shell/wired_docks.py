@@ -1,0 +1,95 @@
+"""The Weights, Layers and Generation docks, and where the window's layouts put them.
+
+``add_wired_docks`` builds them (before the menus, so the View menu lists them
+with their Alt+number); ``place_wired_docks`` runs inside each layout: Weights
+above the Configuration, Layers a tab beside the Heads, Generation a tab beside
+the tables. Their torch work shares the controller's worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer
+
+from mha_explorer.qt.decode.generation_panel import GenerationPanel
+from mha_explorer.qt.panels.weights import WeightsPanel
+from mha_explorer.qt.side_jobs import SideJobs
+from mha_explorer.qt.trained.layers_panel import LayersPanel
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.shell.main_window import MainWindow
+
+WEIGHTS_HEIGHT = 120
+PLACING_MS = 200
+# of the height while Layers or Generation is the tab in front: their views draw rows of labels
+ROOMY_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
+ROOMY_DOCKS = ("layers", "generation")
+WIRED_DOCKS = ("weights", "layers", "generation")
+
+
+def add_wired_docks(window: MainWindow) -> None:
+    c = window.controller
+    window.side_jobs = SideJobs(c.worker_thread, window)
+    window.weights_panel = WeightsPanel(c, window.controls)
+    window.layers_panel = LayersPanel(c, window.side_jobs, open_head=lambda h: window.heatmaps.open_head(h))
+    window.generation_panel = GenerationPanel(c, window.side_jobs)
+    left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
+    window._dock("weights", "Weights", window.weights_panel, left)
+    window._room_before = None
+    for key, title, panel in (("layers", "Layers", window.layers_panel),
+                              ("generation", "Generation", window.generation_panel)):
+        dock = window._dock(key, title, panel, bottom)
+        dock.visibilityChanged.connect(lambda shown, k=key: _make_room(window, k, shown))
+
+
+def _make_room(window: MainWindow, key: str, shown: bool) -> None:
+    """The grid of layers and the decode and tiles views need height: the bottom row
+    grows while one of them is the tab in front, and gives it back afterwards."""
+    dock = window.docks[key]
+    if getattr(window, "_wired_placing", False) or dock.isFloating() or window.presenting:
+        return  # a layout being made chooses its own sizes
+    h = window.height()
+    if shown:
+        if window._room_before is None:
+            window._room_before = dock.height()
+        share = SHORT_SCREEN_SHARE if h < SHORT_SCREEN else ROOMY_SHARE
+        window.resizeDocks([dock], [max(dock.height(), int(h * share))], Qt.Orientation.Vertical)
+    else:
+        QTimer.singleShot(0, lambda: _give_back_room(window))  # after the next tab shows
+
+
+def _give_back_room(window: MainWindow) -> None:
+    roomy = [window.docks[k] for k in ROOMY_DOCKS]
+    if window._room_before is None or any(d.isVisible() and not d.isFloating() for d in roomy):
+        return
+    window.resizeDocks([window.docks["shapes"]], [window._room_before], Qt.Orientation.Vertical)
+    window._room_before = None
+
+
+def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = False) -> None:
+    """Called by the layouts after the other docks are placed, before they are shown."""
+    d = window.docks
+    if not {"weights", "layers", "generation"} <= d.keys():
+        return
+    window._wired_placing = True  # until the layout's own deferred steps have run
+    window._room_before = None
+    QTimer.singleShot(PLACING_MS, lambda: setattr(window, "_wired_placing", False))
+    if narrow:  # a short screen: the left column has no height to spare, so a tab
+        window.tabifyDockWidget(d["controls"], d["weights"])
+    else:
+        window.splitDockWidget(d["controls"], d["weights"], Qt.Orientation.Vertical)
+        window.splitDockWidget(d["weights"], d["controls"], Qt.Orientation.Vertical)  # weights on top
+    # with the heads in their own full-height column (narrow screens) a tab bar there
+    # would push the window taller than the screen: the Layers tab joins the configuration
+    window.tabifyDockWidget(d["controls" if narrow else "heatmaps"], d["layers"])
+    window.tabifyDockWidget(d["params"], d["generation"])
+    window.resizeDocks([d["weights"]], [WEIGHTS_HEIGHT], Qt.Orientation.Vertical)
+
+    def built_ins_in_front() -> None:  # a newly tabbed dock takes the front: give it back
+        for key in ("controls", "heatmaps", "shapes"):
+            d[key].lower()
+            d[key].raise_()
+
+    built_ins_in_front()
+    QTimer.singleShot(0, built_ins_in_front)

@@ -1,0 +1,51 @@
+"""The short texts the stage header adds to a stage's explanation: the sentence
+at the input stage, √d_k in the config's own numbers at scores and softmax, and
+a plain word when the weights are random. Plain strings from plain data: no Qt."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mha_explorer.core.scaling import scaling_numbers
+
+if TYPE_CHECKING:
+    from mha_explorer.core.config import MHAConfig
+    from mha_explorer.core.trace import Trace
+
+SCALING_STAGES = ("scores", "softmax")
+MAX_SENTENCE_CHARS = 400  # a projector line or four; the rest is "…"
+
+
+def input_sentence(cfg: MHAConfig, trace: Trace | None) -> str:
+    """'The sentence (T = 9 tokens): the cat sat …' from the trace's query tokens,
+    or the config's own words before the first run."""
+    words = tuple(trace.tokens_q) if trace is not None else tuple(cfg.tokens or ())
+    if not words:
+        return ""
+    text = " ".join(words)
+    if len(text) > MAX_SENTENCE_CHARS:
+        text = text[:MAX_SENTENCE_CHARS - 1].rstrip() + "…"
+    count = f"{len(words):,} token" + ("" if len(words) == 1 else "s")
+    return f"The sentence ({count}): {text}"
+
+
+def scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str:
+    """At scores and softmax: the spread and the entropy with and without ÷√d_k,
+    from the scores the trace keeps for the shown sequence."""
+    if trace is None or stage not in SCALING_STAGES:
+        return ""
+    scores = trace.tensors.get("scores", {}).get("scores")
+    if scores is None:
+        return ""
+    try:
+        shown = scores[trace.batch_slot(batch_index)]  # [H, rows, S]
+    except IndexError:
+        return ""
+    numbers = scaling_numbers(shown, trace.config.d_k)
+    return numbers.sentence() if numbers is not None else ""
+
+
+def weights_note(cfg: MHAConfig) -> str:
+    if getattr(cfg, "weights", "random") != "random":
+        return ""
+    return "Random weights: an untrained layer, its patterns mean nothing yet."

