@@ -121,7 +121,11 @@ class LabDock:
         dock.show()
         self.build()
         bring_to_front(dock)
-        if not dock.isFloating():
+        QTimer.singleShot(0, self._make_room)  # once the tab in front is laid out
+
+    def _make_room(self) -> None:
+        dock = self.dock
+        if not dock.isFloating() and not self.window.presenting:
             w, h = max(self.window.width(), 1280), max(self.window.height(), 720)
             if dock.height() < h * LAB_SHARE * 0.9:
                 self.window.resizeDocks([dock], [int(h * LAB_SHARE)], Qt.Orientation.Vertical)
