@@ -232,6 +232,9 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     arrays = [_image(block[h]) for h in range(H)]
     bits = head_entropies(trace, pick.batch) if entropies is None else entropies
     footers = [f"entropy {e:.2f} bits" for e in bits]
+    badges = pattern_badges(block, tkv) if (r0, r1) == (0, T) and T == S else None
+    if badges:
+        footers = [f"{foot} · {b}" for foot, b in zip(footers, badges, strict=True)]
     levels, scale = (0.0, 1.0), "0 to 1"
     if stretch_weights:
         top = max((float(a.max()) for a in arrays if a.size), default=0.0)
@@ -315,3 +318,12 @@ def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
                      value_name=name, row_kind=rows_kind, row_labels=labels,
                      col_kind="dim", col_labels=(), caption=caption, column_lines=lines,
                      **pick.base())
+
+
+def pattern_badges(maps: np.ndarray, tokens_kv) -> list[str]:
+    """Each head's strongest pattern as a badge ("prev 0.98"), for whole self-attention
+    maps [H, T, T]; the same scores the Layers dock sorts by."""
+    from mha_explorer.core.trained import patterns  # it reads this module's entropy rule
+
+    labels = list(tokens_kv) if tokens_kv is not None and len(tokens_kv) == maps.shape[-1] else None
+    return [patterns.badge(head) for head in patterns.head_scores(maps, labels)]

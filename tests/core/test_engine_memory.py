@@ -19,17 +19,19 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_memory.py"
 MiB = 1 << 20
 
 
-def measure(fields: dict, mode: str) -> dict:
+def measure(fields: dict, mode: str, warm: bool = False) -> dict:
     spec = importlib.util.spec_from_file_location("bench_memory", BENCH)
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("bench_memory", module)
     spec.loader.exec_module(module)
-    return module.measure(fields, mode)
+    return module.measure(fields, mode, warm)
 
 
 @pytest.mark.parametrize("fields,mode", [
-    (dict(d_model=1024, n_heads=16, batch=1, seq=16), "full"),  # weight-heavy, 16 MiB of weights
-    (dict(d_model=1024, n_heads=16, batch=1, seq=16, dtype="float16"), "full"),
+    # weight-heavy: 64 and 32 MiB of weights, so the 10-20 MiB that a first run pages in
+    # from the libraries (more on a busy machine) cannot swing the ratio out of range
+    (dict(d_model=2048, n_heads=16, batch=1, seq=16), "full"),
+    (dict(d_model=2048, n_heads=16, batch=1, seq=16, dtype="float16"), "full"),
     (dict(d_model=256, n_heads=8, batch=4, seq=512, dtype="bfloat16", causal=True), "full"),  # activations
     (dict(d_model=128, n_heads=8, n_kv_heads=2, batch=2, seq=2048), "windowed"),
 ])
@@ -47,6 +49,6 @@ def test_a_causal_run_of_65536_tokens_stays_within_its_estimate():
     fields = dict(d_model=16, n_heads=1, batch=1, seq=65_536, causal=True)
     est = estimate(MHAConfig(**fields), host_copy=False)
     assert est.windowed_bytes < 256 * MiB  # the guard expects far less than one T×S mask
-    r = measure(fields, "windowed")
+    r = measure(fields, "windowed", warm=True)  # what the run allocates, not library pages
     assert r["measured"] <= est.windowed_bytes * 1.05, f"measured {r['measured'] / MiB:.1f} MiB"
     assert r["measured"] >= 0.8 * est.windowed_bytes

@@ -49,15 +49,16 @@ def test_mask_summary_counts_a_causal_square():
 
 
 def test_the_plan_carries_the_window_bound_cache_and_mla_counts():
-    # LLaMA-3 8B shape with a window of 3 over S = 10: 2 · 8 · 128 · 4 B = 8,192 B per token,
-    # min(10, 3) = 3 tokens per sequence, B = 2
+    # LLaMA-3 8B shape (stored in bf16: 2 B) with a window of 3 over S = 10:
+    # 2 · 8 · 128 · 2 B = 4,096 B per token, min(10, 3) = 3 tokens per sequence, B = 2
     cfg = get_preset("llama3-8b").apply(MHAConfig(seq=10, batch=2)).replace(window=3)
+    assert cfg.dtype == "bfloat16"
     memory = build_plan(cfg).to_dict()["memory"]
-    assert memory["kv_cache_per_token"] == 2 * 8 * 128 * 4
-    assert memory["kv_cache_per_sequence"] == 2 * 8 * 128 * 4 * 3
-    assert memory["kv_cache_batch"] == 2 * 8 * 128 * 4 * 3 * 2
+    assert memory["kv_cache_per_token"] == 2 * 8 * 128 * 2
+    assert memory["kv_cache_per_sequence"] == 2 * 8 * 128 * 2 * 3
+    assert memory["kv_cache_batch"] == 2 * 8 * 128 * 2 * 3 * 2
     lite = build_plan(get_preset("deepseek-v2-lite").apply(MHAConfig(seq=4, batch=1)))
-    assert lite.memory.kv_cache_per_token == (512 + 64) * 4  # (r_kv + d_r) · itemsize
+    assert lite.memory.kv_cache_per_token == (512 + 64) * 2  # (r_kv + d_r) · itemsize (bf16)
     assert lite.params.total == 13_763_072
     assert lite.stage("kv_compress").tensor("c_KV").shape == (1, 4, 512)
     assert lite.to_dict()["mla"]["absorbed_flops"] > 0

@@ -56,6 +56,9 @@ def test_choosing_minilm_shows_twelve_heads_labelled_with_word_pieces(trained_wi
     heads = window.heatmaps
     qtbot.waitUntil(lambda: heads.maps is not None and len(heads.maps.maps) == 12, timeout=WAIT_MS)
     assert list(heads.maps.row_labels) == pieces and list(heads.maps.col_labels) == pieces
+    # the known previous-token head of layer 1 wears its badge on its map
+    badge = heads.maps.maps[2].footer.split(" · ")[-1]
+    assert badge.startswith("prev ") and float(badge.split()[-1]) > 0.9, badge
     grid = window.layers_panel.grid
     qtbot.waitUntil(lambda: grid.shape == (6, 12), timeout=WAIT_MS)
     table = window.layers_panel.patterns
