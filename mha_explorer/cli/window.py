@@ -12,10 +12,14 @@ import argparse
 from mha_explorer.cli.common import THEME_NAMES, config_from_args
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.tables import STAGE_LABELS
 
 
 def add_window_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stage", choices=STAGE_IDS, help="the stage to open on")
+    parser.add_argument("--stage", choices=tuple(STAGE_LABELS), metavar="STAGE",
+                        help=f"the stage to open on: {', '.join(STAGE_IDS)}, or a step the "
+                        "config adds (positions, rope; under MLA q_project, kv_compress, "
+                        "kv_expand, heads); one it lacks opens its nearest counterpart")
     parser.add_argument("--present", action="store_true",
                         help="start in presentation mode: full screen, projector-sized type, "
                         "advanced controls tucked away (F11 or Esc leaves)")

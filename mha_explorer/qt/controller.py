@@ -14,10 +14,13 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.edits import apply_edits
-from mha_explorer.core.memory import Estimate, MemoryBudgetError, default_budget, estimate
-from mha_explorer.core.plan import STAGE_IDS, Plan, build_plan
+from mha_explorer.core.memory import Estimate, MemoryBudgetError, estimate
+from mha_explorer.core.plan import Plan, build_plan
 from mha_explorer.core.presets import get_preset
+from mha_explorer.core.tables import STAGE_LABELS
 from mha_explorer.core.trace import Trace, current_trace
+from mha_explorer.core.variant_plan import carry_stage
+from mha_explorer.qt.budget import BudgetMixin
 from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
 
 DEBOUNCE_MS = 150
@@ -25,13 +28,14 @@ SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # stages per second
 BASE_STEP_MS = 1000  # one stage a second at 1×
 
 
-class Controller(QObject):
+class Controller(BudgetMixin, QObject):
     config_changed = Signal(object)  # MHAConfig, always valid
     validation_changed = Signal(object)  # ConfigError, or None once the input is valid again
     trace_ready = Signal(object)  # Trace of the current config
     trace_failed = Signal(str)
     compute_started = Signal()
     compute_progressed = Signal(float)
+    compute_cancelled = Signal()  # the person stopped the run
     stage_changed = Signal(str)
     playing_changed = Signal(bool)
     speed_changed = Signal(float)
@@ -50,12 +54,13 @@ class Controller(QObject):
         self._plan = build_plan(self._config)
         self._error: ConfigError | None = None
         self._trace: Trace | None = None
-        self._stage = 0
+        self._stage = self._plan.stage_ids[0]  # by id: the list varies with the config
         self._speed = 1.0
         self._batch_index = 0
         self._head = 0
         self._rows_from = 0
         self._budget = budget_bytes
+        self.settings_warnings: list[str] = []  # bad environment values, said beside every result
         self._request_id = 0
         self._computing = False
 
@@ -80,14 +85,17 @@ class Controller(QObject):
         self._started = False
 
     # lifecycle ---------------------------------------------------------------
-    def start(self) -> None:
-        """Start the worker thread, load torch there, and compute the first trace."""
+    def start(self, compute: bool = True) -> None:
+        """Start the worker thread, load torch there, and compute the first trace
+        (unless ``compute`` is False: a restored config that may be costly waits
+        for ``request_compute``)."""
         if self._started:
             return
         self._started = True
         self._thread.start()
         self._warm_up.emit()
-        self.request_compute(immediate=True)
+        if compute:
+            self.request_compute(immediate=True)
 
     def shutdown(self) -> None:
         """Cancel any run and stop the thread; safe to call twice."""
@@ -124,9 +132,6 @@ class Controller(QObject):
     def estimate(self) -> Estimate:
         return estimate(self._config)
 
-    def budget(self) -> int:
-        return self._budget if self._budget is not None else default_budget()
-
     def update(self, **changes: Any) -> bool:
         """Apply edits; invalid ones are reported and the last valid state is kept."""
         try:
@@ -154,14 +159,19 @@ class Controller(QObject):
             return True
         self._config = cfg
         self._plan = build_plan(cfg)
+        stage = carry_stage(self._stage, self._plan.stage_ids)
         if self._batch_index >= cfg.batch:
             self._batch_index = 0
             self.batch_index_changed.emit(0)
         self._rows_from = 0
+        moved = stage != self._stage
+        self._stage = stage
         if self._head >= cfg.H:
             self._head = 0
             self.head_changed.emit(0)
         self.config_changed.emit(cfg)
+        if moved:
+            self.stage_changed.emit(stage)
         self.request_compute()
         return True
 
@@ -207,7 +217,7 @@ class Controller(QObject):
         self.compute_started.emit()
         self._request.emit(ComputeRequest(
             self._request_id, self._config, show_batch=self._batch_index,
-            show_rows_from=self._rows_from, budget_bytes=self._budget,
+            show_rows_from=self._rows_from, budget_bytes=self._request_budget(),
         ))
 
     def _on_finished(self, request_id: int, trace: Trace) -> None:
@@ -252,6 +262,7 @@ class Controller(QObject):
         self._request_id += 1
         self._worker.supersede(self._request_id)
         self._computing = False
+        self.compute_cancelled.emit()
         self.status_changed.emit("computation cancelled")
 
     # shown batch element and rows -------------------------------------------
@@ -286,31 +297,42 @@ class Controller(QObject):
 
     # stages --------------------------------------------------------------------
     @property
+    def stage_ids(self) -> tuple[str, ...]:
+        return self._plan.stage_ids
+
+    @property
     def stage(self) -> str:
-        return STAGE_IDS[self._stage]
+        return self._stage
 
     @property
     def stage_index(self) -> int:
-        return self._stage
+        return self._plan.stage_ids.index(self._stage)
 
     def set_stage(self, stage: str | int) -> None:
-        index = STAGE_IDS.index(stage) if isinstance(stage, str) else int(stage)
-        index = max(0, min(index, len(STAGE_IDS) - 1))
-        if index != self._stage:
-            self._stage = index
-            self.stage_changed.emit(STAGE_IDS[index])
+        """Go to a stage by id or by its index in this config's list (clamped).
+        An id this config does not have goes to its counterpart (carry_stage)."""
+        ids = self._plan.stage_ids
+        if isinstance(stage, str):
+            if stage not in STAGE_LABELS:
+                raise ValueError(f"no stage {stage!r}; this config has {', '.join(ids)}")
+            target = carry_stage(stage, ids)
+        else:
+            target = ids[max(0, min(int(stage), len(ids) - 1))]
+        if target != self._stage:
+            self._stage = target
+            self.stage_changed.emit(target)
 
     def next_stage(self) -> None:
-        self.set_stage(self._stage + 1)
+        self.set_stage(self.stage_index + 1)
 
     def previous_stage(self) -> None:
-        self.set_stage(self._stage - 1)
+        self.set_stage(max(0, self.stage_index - 1))
 
     def first_stage(self) -> None:
         self.set_stage(0)
 
     def last_stage(self) -> None:
-        self.set_stage(len(STAGE_IDS) - 1)
+        self.set_stage(len(self._plan.stage_ids) - 1)
 
     # playback ------------------------------------------------------------------
     @property
@@ -335,7 +357,7 @@ class Controller(QObject):
     def play(self) -> None:
         if self.playing:
             return
-        if self._stage == len(STAGE_IDS) - 1:
+        if self._at_last_stage():
             self.set_stage(0)  # play from the start after the end
         self._play.start(self.step_interval_ms)
         self.playing_changed.emit(True)
@@ -348,12 +370,15 @@ class Controller(QObject):
     def toggle_play(self) -> None:
         self.pause() if self.playing else self.play()
 
+    def _at_last_stage(self) -> bool:
+        return self.stage_index >= len(self._plan.stage_ids) - 1
+
     def _advance(self) -> None:
-        if self._stage >= len(STAGE_IDS) - 1:
+        if self._at_last_stage():
             self.pause()
         else:
             self.next_stage()
-            if self._stage == len(STAGE_IDS) - 1:
+            if self._at_last_stage():
                 self.pause()
 
 

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_explorer.core.head_maps import StageMaps, build_stage_maps, top_keys
+from mha_explorer.core.head_maps import StageMaps, top_keys
+from mha_explorer.core.variant_maps import stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 
 if TYPE_CHECKING:
@@ -111,8 +112,8 @@ class HeadDialog(QDialog):
         if trace is None:
             return
         try:
-            maps = build_stage_maps(trace, self.controller.stage, self.controller.batch_index,
-                                    self.tensor, stretch_weights=self.stretch)
+            maps = stage_maps(trace, self.controller.stage, self.controller.batch_index,
+                              self.tensor, stretch_weights=self.stretch)
         except IndexError:  # that batch element is still being computed
             return
         self.maps = maps

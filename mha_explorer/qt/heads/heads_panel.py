@@ -27,13 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.head_maps import (
-    ATTENTION_STAGES,
-    SPLIT_TENSOR_STAGES,
-    StageMaps,
-    build_stage_maps,
-    head_entropies,
-)
+from mha_explorer.core.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
+from mha_explorer.core.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.stage.stage_notes import weights_note
@@ -243,7 +238,7 @@ class HeatmapPanel(QWidget):
     # drawing ---------------------------------------------------------------------
     def refresh(self, *_args) -> None:
         stage = self.controller.stage
-        split = stage in SPLIT_TENSOR_STAGES and not self._figure_only
+        split = offers_tensor_choice(stage) and not self._figure_only
         self.tensor_label.setVisible(split)
         self.tensor_combo.setVisible(split)
         self.stretch_check.setVisible(stage == "softmax" and not self._figure_only)
@@ -256,9 +251,9 @@ class HeatmapPanel(QWidget):
         self._sync_rows(trace)
         b = self.controller.batch_index
         try:
-            maps = build_stage_maps(trace, stage, b, self.tensor_combo.currentText(),
-                                    self._cached_entropies(trace, b, stage),
-                                    self.stretch_check.isChecked())
+            maps = stage_maps(trace, stage, b, self.tensor_combo.currentText(),
+                              self._cached_entropies(trace, b, stage),
+                              self.stretch_check.isChecked())
         except IndexError:  # windowed: that batch element is on its way
             self.caption.setText(f"computing batch element {b}…")
             return

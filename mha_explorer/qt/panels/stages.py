@@ -1,4 +1,5 @@
-"""The stage timeline: nine stages as buttons, with previous / play / next and a speed.
+"""The stage timeline: the config's stages as buttons (nine for MHA; more with positions,
+RoPE or latent attention), with previous / play / next and a speed.
 
 The buttons take no keyboard focus: the main window owns Left, Right, Home, End
 and Space as shortcuts, and a focused button would otherwise eat Space (and fire
@@ -19,8 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.plan import STAGE_IDS
-from mha_explorer.core.tables import STAGE_LABELS
+from mha_explorer.core.tables import STAGE_LABELS, stage_label
 from mha_explorer.qt.controller import SPEEDS, Controller
 
 
@@ -29,7 +29,7 @@ def speed_text(speed: float) -> str:
 
 
 class StageStepper(QWidget):
-    """A row: back, play/pause, next, the nine stages, and the playback speed."""
+    """A row: back, play/pause, next, the config's stages, and the playback speed."""
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,23 +57,13 @@ class StageStepper(QWidget):
         self.stage_group = QButtonGroup(self)
         self.stage_group.setExclusive(True)
         self.stage_buttons: dict[str, QToolButton] = {}
+        self._stage_ids: tuple[str, ...] = ()
         # the phases (past, current, future) are coloured by the theme's style sheet
         timeline = QWidget()
-        row = QHBoxLayout(timeline)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(3)
-        for i, stage_id in enumerate(STAGE_IDS):
-            button = QToolButton()
-            button.setText(f"{i + 1} {STAGE_LABELS[stage_id]}")
-            button.setCheckable(True)
-            button.setObjectName(f"stage_{stage_id}")
-            button.setAccessibleName(f"Stage {i + 1}: {STAGE_LABELS[stage_id]}")
-            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-            # equal widths, so the bold current stage never nudges its neighbours
-            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-            self.stage_group.addButton(button, i)
-            self.stage_buttons[stage_id] = button
-            row.addWidget(button, 1)
+        self._row = QHBoxLayout(timeline)
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self._row.setSpacing(3)
+        self._build_stage_buttons()
         layout.addWidget(timeline, 1)
         layout.addSpacing(8)
 
@@ -130,17 +120,44 @@ class StageStepper(QWidget):
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         return button
 
+    def _build_stage_buttons(self) -> None:
+        """One button per stage of the plan; rebuilt when an edit changes the list."""
+        for button in self.stage_buttons.values():
+            self.stage_group.removeButton(button)
+            self._row.removeWidget(button)
+            button.hide()  # gone from sight now, not when the deferred delete runs
+            button.deleteLater()
+        self.stage_buttons = {}
+        self._stage_ids = self._controller.plan.stage_ids
+        for i, stage_id in enumerate(self._stage_ids):
+            button = QToolButton()
+            button.setText(stage_label(i, stage_id))
+            button.setCheckable(True)
+            button.setObjectName(f"stage_{stage_id}")
+            button.setAccessibleName(f"Stage {i + 1}: {STAGE_LABELS.get(stage_id, stage_id)}")
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            # equal widths, so the bold current stage never nudges its neighbours
+            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+            self.stage_group.addButton(button, i)
+            self.stage_buttons[stage_id] = button
+            self._row.addWidget(button, 1)
+
     def _describe_stages(self, *_) -> None:
         """Tooltips carry each stage's title and formula, which follow the config."""
         plan = self._controller.plan
-        for i, stage_id in enumerate(STAGE_IDS):
+        if plan.stage_ids != self._stage_ids:
+            self._build_stage_buttons()
+            self._show_stage(self._controller.stage)
+        for i, stage_id in enumerate(self._stage_ids):
             stage = plan.stage(stage_id)
             self.stage_buttons[stage_id].setToolTip(
                 f"<b>{i + 1}. {stage.title}</b><br>{stage.formula}")
 
     def _show_stage(self, current: str) -> None:
-        now = STAGE_IDS.index(current)
-        for i, stage_id in enumerate(STAGE_IDS):
+        if current not in self._stage_ids:  # the list is being rebuilt for a new config
+            return
+        now = self._stage_ids.index(current)
+        for i, stage_id in enumerate(self._stage_ids):
             button = self.stage_buttons[stage_id]
             phase = "past" if i < now else "current" if i == now else "future"
             if button.property("phase") != phase:
@@ -149,7 +166,7 @@ class StageStepper(QWidget):
                 button.style().polish(button)
         self.stage_buttons[current].setChecked(True)
         self.prev_button.setEnabled(now > 0)
-        self.next_button.setEnabled(now < len(STAGE_IDS) - 1)
+        self.next_button.setEnabled(now < len(self._stage_ids) - 1)
 
     def _show_playing(self, playing: bool) -> None:
         icons = QStyle.StandardPixmap

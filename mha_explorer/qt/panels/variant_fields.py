@@ -114,6 +114,7 @@ class VariantFields(QWidget):
             self.kind_box.addItem(kind)
             self.kind_box.setItemData(self.kind_box.count() - 1, KIND_TIPS[kind], Qt.ItemDataRole.ToolTipRole)
         self.kind_box.setAccessibleName("attention kind")
+        self.kind_box.setToolTip("MHA, GQA and MQA follow the key/value heads; MLA caches one latent")
         self.positions_box = QComboBox(objectName="variant_positions")
         self.positions_box.addItems(list(POSITION_KINDS))
         self.positions_box.setAccessibleName("positions")

@@ -53,5 +53,5 @@ def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
     window.show()
     if present:
         window.set_presentation(True)
-    QTimer.singleShot(0, window.controller.start)  # torch loads after the first paint
+    QTimer.singleShot(0, window.compute_gate.start)  # torch loads after the first paint
     return exit_code(sigint, app.exec())

@@ -22,9 +22,9 @@ from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from mha_explorer.core import safe_files
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, check_folder, stage_stem
+from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, check_folder
 from mha_explorer.core.interrupts import checkpoint
-from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.core.plan import build_plan
 from mha_explorer.core.tables import write_tables
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.stage.stage_view import StageView
@@ -178,7 +178,7 @@ class StageExporter:
         """``NN-stage.png|svg`` (the stage view) and ``NN-stage-heads.png|svg`` (the maps)."""
         self.controller.set_stage(stage)
         QApplication.processEvents()  # let the views redraw for the stage
-        stem = stage_stem(stage)
+        stem = plan_stage_stem(self.controller.plan.stage_ids, stage)
         title = self.controller.plan.stage(stage).title
         written = []
         for sheet, name, what in ((self._stage, stem, title),
@@ -193,18 +193,26 @@ class StageExporter:
         return written
 
 
+def plan_stage_stem(stage_ids: tuple[str, ...], stage: str) -> str:
+    """'scores' -> '05-scores' for MHA: numbered in the config's own order of stages, so
+    the files sort as the stages run (positions and RoPE steps included)."""
+    return f"{stage_ids.index(stage) + 1:02d}-{stage}"
+
+
 def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int = 0,
                   options: ExportOptions = ExportOptions()) -> list[Path]:
     """Draw ``stages`` (ids, or 'all') into ``folder``, plus the tables when asked;
     returns every file written. OSError (naming the file and the system's reason)
     when a file cannot be written; the files written before it stay whole."""
     folder = check_folder(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    stage_ids = build_plan(config).stage_ids
     if stages == "all":
-        stages = STAGE_IDS
-    unknown = [s for s in stages if s not in STAGE_IDS]
+        stages = stage_ids
+    unknown = [s for s in stages if s not in stage_ids]
     if unknown:
-        raise ValueError(f"unknown stage {unknown[0]!r}; choose from {', '.join(STAGE_IDS)}")
+        raise ValueError(f"no stage {unknown[0]!r} in this configuration; choose from "
+                         f"{', '.join(stage_ids)}")
+    folder.mkdir(parents=True, exist_ok=True)
     if trace is not None and trace.config != config:
         trace = None  # a trace of another config would draw the wrong numbers
     written: list[Path] = []

@@ -16,13 +16,13 @@ from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
 
-from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
+from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
@@ -30,6 +30,7 @@ from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter, fit_on_s
 from mha_explorer.qt.shell.settings import Preferences
 from mha_explorer.qt.shell.status_bar import StatusBarView
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
+from mha_explorer.qt.shell.variant_docks import LabDock, config_page, parameters_page
 from mha_explorer.qt.shell.wired_docks import add_wired_docks
 from mha_explorer.qt.stage.stage_view import StageView
 
@@ -60,19 +61,20 @@ class MainWindow(QMainWindow):
         # pyqtgraph takes a good part of a second to import: the heads panel is built
         # when the first trace arrives (or when asked for), after the window is up
         self._heatmaps = None
-        self._heads_placeholder = QLabel("The heads appear after the first computation…")
-        self._heads_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._heads_placeholder.setWordWrap(True)
+        self._heads_placeholder = QLabel("The heads appear after the first computation…", wordWrap=True,
+                                         alignment=Qt.AlignmentFlag.AlignCenter)
         controller.trace_ready.connect(self._build_heatmaps)
         self.status_view = StatusBarView(controller, self.statusBar())
 
         self.docks: dict[str, QDockWidget] = {}
         self._dock("stages", "Stages", self.stepper, Qt.DockWidgetArea.TopDockWidgetArea)
-        self._dock("controls", "Configuration", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("controls", "Configuration", config_page(self), Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("heatmaps", "Heads", self._heads_placeholder, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("params", "Parameters && memory", self.params, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("params", "Parameters && memory", parameters_page(self),
+                   Qt.DockWidgetArea.BottomDockWidgetArea)
         add_wired_docks(self)  # Weights, Layers, Generation
+        self.lab = LabDock(self)  # the head lab: a tab among the tables, built when first shown
 
         self.key_help = KeyHelpOverlay(self)
         self.help_dialog: HelpDialog | None = None
@@ -85,6 +87,7 @@ class MainWindow(QMainWindow):
         self._applied: Theme | None = None
 
         self.actions: dict[str, QAction] = {}
+        self.compute_gate = ComputeGate(self)  # a costly restored config waits to be asked for
         build_menus(self)
         self._describe_dock_buttons()
         self.describe_qt_parts()
@@ -187,7 +190,6 @@ class MainWindow(QMainWindow):
             self._default_layout_pending = False
             self.apply_default_layout()
 
-    # menus and shortcuts ---------------------------------------------------------
     # look ---------------------------------------------------------------------------
     @property
     def theme(self) -> Theme:
@@ -281,7 +283,7 @@ class MainWindow(QMainWindow):
         options = options if options is not None else ExportOptions()
         c = self.controller
         trace = c.current_trace
-        stages = STAGE_IDS if all_stages else (c.stage,)
+        stages = c.plan.stage_ids if all_stages else (c.stage,)
         try:
             written = export_stages(c.config, trace, stages, folder,
                                     batch_index=c.batch_index, options=options)
@@ -317,6 +319,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.set_presentation(False)  # so the saved layout and the font are the everyday ones
         self.controller.shutdown()
+        self.lab.shutdown()
         if self.prefs is not None:
             self.prefs.save_layout(self.saveGeometry(), self.saveState())
             self.prefs.save_config(self.controller.config)

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
 from mha_explorer.qt.shell.theme import THEMES
+from mha_explorer.qt.shell.variant_docks import show_variant_fields
 
 if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
@@ -50,6 +51,8 @@ def build_menus(window: MainWindow) -> None:
                "Go to the input stage (Home)")
     add_action(window, "last", "&Last stage", Qt.Key.Key_End, c.last_stage, stage,
                "Go to the output stage (End)")
+    add_action(window, "compute", "&Compute now", "F5", window.compute_gate.compute_now, stage,
+               "Compute the configuration shown (F5)")
     add_action(window, "play", "Play / &pause", Qt.Key.Key_Space, c.toggle_play, stage,
                "Play the stages one after another, or pause (Space)")
 
@@ -61,6 +64,8 @@ def build_menus(window: MainWindow) -> None:
         view.addAction(toggle)
         window.addAction(toggle)
         window.actions[f"toggle_{key}"] = toggle
+    add_action(window, "lab", "Head &lab", "Ctrl+L", window.lab.show, view,
+               "Train small attention models, watch heads specialise, ablate and prune them (Ctrl+L)")
     code = add_action(window, "toggle_code", "&Code beside the diagram", "Ctrl+Shift+C",
                       window.stage_view.set_code_visible, view,
                       "Show or hide the PyTorch code (Ctrl+Shift+C; presentation hides it)",
@@ -72,6 +77,8 @@ def build_menus(window: MainWindow) -> None:
     add_action(window, "presentation", "Presentation &mode", "F11", window.set_presentation, view,
                "Full screen, projector-sized type, only the controls a class needs "
                "(F11; Esc leaves)", checkable=True)
+    # the variants' fields are for the desk, like the advanced rows: a projector gets the stage
+    window.actions["presentation"].toggled.connect(lambda on: show_variant_fields(window, not on))
     leave = add_action(window, "leave_presentation", "Leave presentation mode", "Esc",
                        lambda: window.set_presentation(False), None,
                        "Back to the window as it was")

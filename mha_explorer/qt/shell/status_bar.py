@@ -145,7 +145,7 @@ class StatusBarView(QWidget):
         mode = "" if trace.mode == "full" else f" ({trace.mode})"
         self.time_label.setText(f"computed in {format_seconds(trace.seconds)}{mode}")
         # the engine's notes: a GPU fallback, masked rows, the shown window, the mask alignment
-        self._set_message(" · ".join(trace.notes), NEUTRAL_TONE)
+        self._set_message(" · ".join((*self._controller.settings_warnings, *trace.notes)), NEUTRAL_TONE)
 
     def _show_failure(self, message: str) -> None:
         self._hide_progress()

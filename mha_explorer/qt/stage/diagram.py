@@ -21,6 +21,7 @@ from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
 from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
 from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
+from mha_explorer.qt.stage.generic_stage import GenericStageView, is_generic
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
@@ -65,6 +66,11 @@ class StageDiagram(QGraphicsView):
         self._type_floor: float | None = None  # presentation: no text below this many points
         self._scene_floor = 0.0  # the type floor in scene points, for the current zoom
         self._transition = Transition(self._scene, self)
+        # stages the classic drawings do not know (positions, RoPE, every stage of latent
+        # attention, whose plan has no "project"/"view"/"transpose") are drawn generically
+        self.generic = GenericStageView(self)
+        self.generic.setAutoFillBackground(True)
+        self.generic.hide()
 
         controller.stage_changed.connect(self._on_stage_changed)
         controller.config_changed.connect(self._redraw)
@@ -114,6 +120,10 @@ class StageDiagram(QGraphicsView):
 
     def label_texts(self) -> list[str]:
         """Every piece of text the current stage shows (chips, captions, notes)."""
+        shown = self.generic.stage if not self.generic.isHidden() else None
+        if shown is not None:
+            blocks = [f"{b.name} {b.caption}" for b in self.generic.blocks]
+            return [shown.title, shown.formula, shown.explanation, *shown.notes, *blocks]
         texts = []
         for item in self._items:
             text = getattr(item, "text", None)
@@ -128,7 +138,13 @@ class StageDiagram(QGraphicsView):
         return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h, self._ink,
                             head=min(c.head, c.config.H - 1))
 
+    def uses_generic(self, stage: str) -> bool:
+        """Whether ``stage`` is drawn by the generic view rather than the classic builders."""
+        return self._controller.config.mla or is_generic(stage) or stage not in BUILDERS
+
     def _build(self, stage: str) -> list:
+        if self._show_generic(stage):
+            return []
         style.set_type_floor(self._scene_floor)
         try:
             composer = Composer(self._context())
@@ -136,6 +152,18 @@ class StageDiagram(QGraphicsView):
         finally:
             style.set_type_floor(0.0)  # the header and an export measure at their own size
         return composer.items
+
+    def _show_generic(self, stage: str) -> bool:
+        """Show (and fill) the generic view for ``stage``, or hide it; True when shown."""
+        plan = self._controller.plan
+        if not self.uses_generic(stage) or not plan.has_stage(stage):
+            self.generic.hide()
+            return False
+        self.generic.set_stage(plan.stage(stage))
+        self.generic.setGeometry(self.rect())
+        self.generic.show()
+        self.generic.raise_()
+        return True
 
     def _fit_canvas(self) -> None:
         vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
@@ -178,6 +206,7 @@ class StageDiagram(QGraphicsView):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self.generic.setGeometry(self.rect())
         self._redraw()
 
     def changeEvent(self, event) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -21,7 +22,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.plan import STAGE_IDS
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
@@ -125,8 +125,14 @@ class StageView(QWidget):
         # explanation reads as broken, two lines of code still show where we are
         self.code_panel.setMinimumHeight(2 * self.code_panel.fontMetrics().lineSpacing() + 8)
 
+        # the diagram, and under it at the RoPE stage the q·k-against-distance plot
+        self.picture = QSplitter(Qt.Orientation.Vertical, self)
+        self.picture.setChildrenCollapsible(False)
+        self.picture.addWidget(self.diagram)
+        self.rope_plot = None  # pyqtgraph loads when a RoPE stage is first shown
+
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.diagram)
+        self.splitter.addWidget(self.picture)
         self.splitter.addWidget(side)
         self.splitter.setChildrenCollapsible(False)
         self._outer = QVBoxLayout(self)
@@ -208,7 +214,9 @@ class StageView(QWidget):
     def _show_text(self, *_args) -> None:
         c = self._controller
         stage = c.plan.stage(c.stage)
-        self.counter.setText(f"Stage {c.stage_index + 1} of {len(STAGE_IDS)}  ·  {c.config.variant}")
+        count = len(c.plan.stages)
+        self.counter.setText(f"Stage {c.stage_index + 1} of {count}  ·  {c.config.variant}")
+        self._show_rope_plot(c.stage == "rope")
         self.title.setText(stage.title)
         self.formula.setText(stage.formula)
         self.explanation.setText(stage.explanation)
@@ -230,6 +238,20 @@ class StageView(QWidget):
     def _set_note(label: QLabel, text: str) -> None:
         label.setText(text)
         label.setVisible(bool(text))
+
+    def _show_rope_plot(self, show: bool) -> None:
+        if show and self.rope_plot is None:
+            from mha_explorer.qt.stage.rope_plot import RopePlot
+
+            self.rope_plot = RopePlot(self._controller)
+            self.rope_plot.setMinimumHeight(180)
+            # the page's own colour, not pyqtgraph's black, under the theme's text
+            self.rope_plot.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
+            self.picture.addWidget(self.rope_plot)
+            h = max(self.picture.height(), 400)
+            self.picture.setSizes([int(h * 0.55), h - int(h * 0.55)])
+        if self.rope_plot is not None:
+            self.rope_plot.setVisible(show)
 
     def _set_compact(self, compact: bool) -> None:
         """Move the header above everything (compact) or beside the diagram (wide)."""

@@ -1,0 +1,150 @@
+"""What the window adds for the variants and the head lab: the variant fields under the
+configuration, the KV-cache comparison beside the parameters, and the Lab page as a dock
+of its own (built the first time it is shown: its worker thread loads torch).
+
+The lab's "open in stage view" goes through the controller's one edit path, so the lab
+model's layer runs through the engine with the "lab" weight source like any other config.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
+
+from mha_explorer.qt.panels.kv_compare import KVCompareTable
+from mha_explorer.qt.panels.variant_fields import VariantFields
+
+if TYPE_CHECKING:
+    from mha_explorer.qt.shell.main_window import MainWindow
+
+LAB_SHARE = 0.55  # of the height, for the bottom docks while the lab is in front
+LAB_WIDTH_SHARE = 0.68  # of the width, for the lab beside the shapes (its plots sit in a row)
+
+
+def bring_to_front(dock: QDockWidget) -> None:
+    """Make a tabbed dock the current tab (lowered first: raise_ does nothing for the
+    window's last child)."""
+    dock.lower()
+    dock.raise_()
+
+
+def scrolled(*widgets: QWidget, name: str, stretch: bool = True, sideways: bool = False) -> QScrollArea:
+    """The widgets one under the other, scrolling when the dock is shorter than they are."""
+    page = QWidget()
+    column = QVBoxLayout(page)
+    column.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        column.addWidget(widget, 0 if stretch else 1)
+    if stretch:
+        column.addStretch(1)
+    area = QScrollArea()
+    area.setObjectName(name)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if sideways
+                                      else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setWidget(page)
+    return area
+
+
+def config_page(window: MainWindow) -> QWidget:
+    """The configuration form, and under it (a splitter between) the variant fields: K/V
+    kind, latent sizes, mask, positions; each part scrolls on its own."""
+    window.variant_fields = VariantFields(window.controller)
+    column = window.controls.layout()
+    form_scroll = column.itemAt(0).widget()
+    split = QSplitter(Qt.Orientation.Vertical, objectName="configuration_split")
+    split.setChildrenCollapsible(False)
+    column.addWidget(split)
+    split.addWidget(form_scroll)  # moves it into the splitter
+    # outside the form: the form measures its width for presentation type, and these
+    # fields (hidden there) must not widen it
+    window.variant_scroll = scrolled(window.variant_fields, name="variant_scroll")
+    split.addWidget(window.variant_scroll)
+    split.setStretchFactor(0, 3)
+    split.setStretchFactor(1, 2)
+    return window.controls
+
+
+def show_variant_fields(window: MainWindow, visible: bool) -> None:
+    """Hidden in presentation mode, like the advanced rows."""
+    window.variant_scroll.setVisible(visible)
+
+
+def parameters_page(window: MainWindow) -> QScrollArea:
+    """The parameter and memory arithmetic, then the KV-cache comparison of the variants."""
+    window.kv_compare = KVCompareTable(window.controller)
+    window.kv_compare.setMinimumHeight(220)
+    return scrolled(window.params, window.kv_compare, name="parameters_scroll")
+
+
+class LabDock:
+    """The Lab dock's content: a placeholder until the dock is first shown, then the
+    LabPage. ``page`` is None until then."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.page = None
+        self.placeholder = QLabel("The head lab loads when this panel is first shown…")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)  # never wider than the dock it waits in
+        self.dock = window._dock("lab", "Lab", self.placeholder, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # a tab is shown for a moment while the window arranges its docks: build only
+        # when the lab is still in sight once the event loop comes back
+        self.dock.visibilityChanged.connect(
+            lambda visible: visible and QTimer.singleShot(0, self._build_if_shown))
+
+    def _build_if_shown(self) -> None:
+        if self.dock.isVisible() and not self.dock.visibleRegion().isEmpty():
+            self.build()
+
+    def build(self):
+        """The LabPage, made on first use and wired to the window."""
+        if self.page is None:
+            from mha_explorer.qt.lab.page import LabPage  # pyqtgraph and the lab worker
+
+            self.page = LabPage()
+            self.page.setObjectName("lab_page")
+            self.page.stage_view_requested.connect(self.open_in_stage_view)
+            self.page.status_message.connect(
+                lambda text: self.window.statusBar().showMessage(text, 10_000))
+            # scrolls in a short dock rather than holding the panels under the stage tall
+            self.dock.setWidget(scrolled(self.page, name="lab_scroll", stretch=False, sideways=True))
+            self.placeholder.deleteLater()
+        return self.page
+
+    def show(self) -> None:
+        """Bring the lab forward (View menu, Ctrl+L), with room to work in."""
+        dock = self.dock
+        dock.show()
+        self.build()
+        bring_to_front(dock)
+        QTimer.singleShot(0, self._make_room)  # once the tab in front is laid out
+
+    def _make_room(self) -> None:
+        dock = self.dock
+        if not dock.isFloating() and not self.window.presenting:
+            w, h = max(self.window.width(), 1280), max(self.window.height(), 720)
+            if dock.height() < h * LAB_SHARE * 0.9:
+                self.window.resizeDocks([dock], [int(h * LAB_SHARE)], Qt.Orientation.Vertical)
+            if dock.width() < w * LAB_WIDTH_SHARE * 0.9:
+                self.window.resizeDocks([dock], [int(w * LAB_WIDTH_SHARE)], Qt.Orientation.Horizontal)
+
+    def open_in_stage_view(self, changes: dict) -> None:
+        """Apply the saved run's config changes and show its layer in the stage view."""
+        window = self.window
+        if not window.controller.update(**changes):
+            error = window.controller.error
+            window.statusBar().showMessage(f"could not open the lab run: {error}", 10_000)
+            return
+        window.controller.first_stage()
+        bring_to_front(window.docks["heatmaps"])
+        window.apply_default_layout()  # the stage and its heads get their room back
+        window.stage_view.setFocus()
+        window.statusBar().showMessage("the lab model's layer is in the stage view", 10_000)
+
+    def shutdown(self) -> None:
+        if self.page is not None:
+            self.page.shutdown()

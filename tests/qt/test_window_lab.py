@@ -1,0 +1,62 @@
+"""The head lab inside the window: a tiny run, saved and opened in the stage view, gives
+the stage view a trace of that saved layer (weights "lab"), through the one edit path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+from safetensors.numpy import load_file
+
+from mha_explorer.core.config import MHAConfig
+
+TRACE_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture
+def window(make_window):
+    return make_window(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"), size=(1600, 900))
+
+
+def test_ctrl_l_shows_the_lab_as_a_tab_among_the_tables(qtbot, window):
+    assert window.lab.page is None  # nothing of the lab loads until asked for
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert window.lab.page is not None and not window.docks["lab"].visibleRegion().isEmpty()
+    assert window.docks["shapes"] in window.tabifiedDockWidgets(window.docks["lab"])  # a big tab
+    assert window.stage_view.isVisible()  # a tab of its own: the stage view stays
+
+
+def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, window, tmp_path,
+                                                                         monkeypatch):
+    window.lab.show()
+    page = window.lab.page
+    qtbot.waitUntil(lambda: page.ready, timeout=TRACE_TIMEOUT_MS)
+    page.d_model.setValue(8)
+    page.steps.setValue(15)
+    page.heads.setValue(2)
+    page.analyse.setChecked(False)
+    page.train_button.click()
+    qtbot.waitUntil(lambda: not page.running and page.shown_run.count() == 1, timeout=TRACE_TIMEOUT_MS)
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a, **_k: str(tmp_path))
+    c = window.controller
+
+    def lab_trace_arrived() -> bool:
+        trace = c.current_trace
+        return trace is not None and trace.config.weights == "lab"
+
+    page.stage_button.click()
+    qtbot.waitUntil(lab_trace_arrived, timeout=TRACE_TIMEOUT_MS)
+    cfg = c.config
+    assert (cfg.weights, cfg.layer, cfg.d_model, cfg.H) == ("lab", 1, 8, 2)
+    assert c.stage == c.plan.stage_ids[0]
+    run_folder = tmp_path / f"lab-{page.task.currentText()}-h2"
+    assert cfg.weights_path == str(run_folder)
+    saved = load_file(str(run_folder / "model.safetensors"))  # the file, read on its own
+    trace = c.current_trace
+    for name in "QKVO":
+        np.testing.assert_array_equal(trace.weights[f"W_{name}"], saved[f"attn.0.{name.lower()}.weight"])
+    # the heads come back in front of the lab (a tab behind is moved off screen, not hidden)
+    qtbot.waitUntil(lambda: not window.docks["heatmaps"].visibleRegion().isEmpty())
+    assert window.docks["lab"].visibleRegion().isEmpty()

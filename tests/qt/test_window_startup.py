@@ -1,0 +1,115 @@
+"""Start-up and quitting that a person can rely on: a bad memory-budget variable is a
+warning and the default, a restored config that is large or whose last computation did
+not end well waits for the Compute button (F5), and closing the window during a long
+computation returns promptly with the thread stopped."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.memory import BUDGET_ENV, DEFAULT_BUDGET_FRACTION, available_ram
+from mha_explorer.qt.shell.app import build_window
+from mha_explorer.qt.shell.compute_gate import LAST_RUN_KEY
+from mha_explorer.qt.shell.settings import Preferences
+
+TRACE_TIMEOUT_MS = 60_000
+SMALL = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
+
+
+@pytest.mark.parametrize("value", ["garbage", "-1", "nan", "   x", "9" * 400])
+def test_a_bad_budget_variable_is_a_warning_and_the_default(qtbot, make_window, monkeypatch, value):
+    monkeypatch.setenv(BUDGET_ENV, value)
+    window = make_window(SMALL)  # waits for the trace: the run did not fail on the variable
+    c = window.controller
+    assert c.current_trace is not None
+    assert BUDGET_ENV in window.status_view.message  # still said beside the result
+    expected = int(available_ram() * DEFAULT_BUDGET_FRACTION)
+    assert abs(c.budget() - expected) <= 0.05 * expected  # free memory moves a little meanwhile
+
+
+def _restored_window(qtbot, path, cfg: MHAConfig, last: str | None):
+    """As at start-up: preferences from ``path`` holding ``cfg`` and how its last run ended."""
+    prefs = Preferences(str(path))
+    prefs.save_config(cfg)
+    if last is not None:
+        prefs.set_value(LAST_RUN_KEY, last)
+    assert prefs.sync()
+    prefs = Preferences(str(path))  # read back from the file, like the next start
+    window = build_window(prefs.load_config(), prefs)
+    qtbot.addWidget(window)
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    window.compute_gate.start()
+    return window
+
+
+@pytest.mark.parametrize("last", ["cancelled", "failed", "running"])
+def test_a_config_whose_last_run_did_not_end_well_waits_for_compute(qtbot, tmp_path, last):
+    window = _restored_window(qtbot, tmp_path / "settings.ini", SMALL, last)
+    c = window.controller
+    try:
+        qtbot.wait(300)  # longer than the debounce: nothing is on its way
+        assert c.trace is None and not c.computing
+        assert window.compute_gate.button.isVisible()
+        assert window.status_view.message.startswith("not computed yet: the last computation")
+        assert "F5" in window.status_view.message
+        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_TIMEOUT_MS):
+            qtbot.keyClick(window, Qt.Key.Key_F5)
+        assert not window.compute_gate.button.isVisible()
+        assert window.prefs.value(LAST_RUN_KEY, "", str) == "done"
+    finally:
+        window.close()
+    assert not c.is_running()
+
+
+def test_a_large_restored_config_waits_and_a_small_one_computes_at_once(qtbot, tmp_path):
+    # 16 heads × 16,384² fp32 scores alone: 16 · 2^28 · 4 bytes = 16 GiB in full, and the
+    # windowed estimate still holds the weights (4 · 4,096² · 4 bytes = 256 MiB) and more
+    large = MHAConfig(d_model=4096, n_heads=16, batch=4, seq=16_384, device="cpu")
+    window = _restored_window(qtbot, tmp_path / "large.ini", large, None)
+    try:
+        assert window.compute_gate.held is not None
+        assert window.compute_gate.button.isVisible() and window.controller.trace is None
+        assert "estimate" in window.status_view.message
+        qtbot.wait(300)
+        assert not window.controller.computing
+    finally:
+        window.close()
+    small = _restored_window(qtbot, tmp_path / "small.ini", SMALL, "done")
+    try:
+        assert small.compute_gate.held is None and not small.compute_gate.button.isVisible()
+        qtbot.waitUntil(lambda: small.controller.current_trace is not None, timeout=TRACE_TIMEOUT_MS)
+    finally:
+        small.close()
+
+
+def test_closing_during_a_long_computation_returns_promptly(qtbot, tmp_path, capsys):
+    cfg = MHAConfig(d_model=2048, n_heads=16, batch=1, seq=2048, device="cpu")
+    path = tmp_path / "settings.ini"
+    window = build_window(cfg, Preferences(str(path)))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    c = window.controller
+    progress: list[float] = []
+    c.compute_progressed.connect(progress.append)
+    window.compute_gate.start()
+    qtbot.waitUntil(lambda: any(0 < f < 1 for f in progress), timeout=TRACE_TIMEOUT_MS)
+    assert c.computing
+    started = time.perf_counter()
+    window.close()
+    seconds = time.perf_counter() - started
+    with capsys.disabled():
+        print(f"\nclosing during a compute took {seconds * 1000:.0f} ms")
+    assert not c.is_running() and seconds < 5.0
+    # the next start knows the run never finished, and waits
+    again = _restored_window(qtbot, path, cfg, None)
+    try:
+        assert "did not finish" in again.status_view.message and again.controller.trace is None
+    finally:
+        again.close()
