@@ -33,10 +33,14 @@ def test_the_minimum_size_fits_in_the_dark_theme_too(qtbot, make_window):
 def test_at_1920_the_diagram_labels_reach_14_points(qtbot, make_window):
     window = make_window(size=(1920, 1080))
     window.apply_default_layout()
-    qtbot.waitUntil(lambda: window.stage_view.diagram.width() > 900)
-    scale = window.stage_view.diagram.transform().m11()
-    assert style.LABEL_PT * scale >= 14, scale
-    assert window.stage_view.code_panel.horizontalScrollBar().maximum() == 0
+
+    def settled() -> None:  # the layout finishes in deferred steps; on a busy machine later
+        assert window.stage_view.diagram.width() > 900
+        scale = window.stage_view.diagram.transform().m11()
+        assert style.LABEL_PT * scale >= 14, scale
+        assert window.stage_view.code_panel.horizontalScrollBar().maximum() == 0
+
+    qtbot.waitUntil(settled)
 
 
 def test_presentation_draws_every_diagram_label_at_20_points_or_more(qtbot, make_window):

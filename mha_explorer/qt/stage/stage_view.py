@@ -106,15 +106,7 @@ class StageView(QWidget):
         for widget in (self.title, self.formula, self.explanation, self.sentence, self.scaling,
                        self.costs):
             header.addWidget(widget)
-        # on a short screen the header scrolls rather than pushing the window past it
-        # (above the diagram only; beside it the code panel gives way first)
-        self._header_box = QScrollArea(self)
-        self._header_box.setObjectName("stageHeaderBox")
-        self._header_box.setWidgetResizable(True)
-        self._header_box.hide()
-        self._header_box.setFrameShape(QFrame.Shape.NoFrame)
-        self._header_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._header_box.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
+        self._header_box = self._scrolling_box()
 
         self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
@@ -148,6 +140,17 @@ class StageView(QWidget):
         controller.head_changed.connect(self._show_head)
         self.head_spin.valueChanged.connect(controller.set_head)
         self._show_text()
+
+    def _scrolling_box(self) -> QScrollArea:
+        """On a short screen the header scrolls rather than pushing the window past it."""
+        box = QScrollArea(self)
+        box.setObjectName("stageHeaderBox")
+        box.setWidgetResizable(True)
+        box.hide()
+        box.setFrameShape(QFrame.Shape.NoFrame)
+        box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        box.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
+        return box
 
     # code and head ---------------------------------------------------------------------------
     @property
