@@ -232,7 +232,9 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     arrays = [_image(block[h]) for h in range(H)]
     bits = head_entropies(trace, pick.batch) if entropies is None else entropies
     footers = [f"entropy {e:.2f} bits" for e in bits]
-    badges = pattern_badges(block, tkv) if (r0, r1) == (0, T) and T == S else None
+    # trained heads only: on random weights a "prev 0.11" reads as meaning where there is none
+    whole = (r0, r1) == (0, T) and T == S
+    badges = pattern_badges(block, tkv) if whole and cfg.weights_spec.trained else None
     if badges:
         footers = [f"{foot} · {b}" for foot, b in zip(footers, badges, strict=True)]
     levels, scale = (0.0, 1.0), "0 to 1"

@@ -150,12 +150,8 @@ def test_entropy_under_each_map_is_in_bits(make_panel):
     for h, cell in enumerate(panel.cells):
         p = weights[h].astype(np.float64)
         bits = float(np.mean(-(p * np.log2(np.where(p > 0, p, 1))).sum(axis=1)))
-        entropy, badge = cell.footer.text().split(" · ")
-        assert entropy == f"entropy {bits:.2f} bits"
-        # the strongest pattern, as the Layers dock scores it: here the first key's share
-        name, value = badge.rsplit(" ", 1)
-        if name == "first":
-            assert float(value) == pytest.approx(float(p[:, 0].mean()), abs=0.006)
+        # random weights: the entropy alone, no pattern badge that would read as meaning
+        assert cell.footer.text() == f"entropy {bits:.2f} bits"
     assert "bits" in panel.caption.text()
 
 
