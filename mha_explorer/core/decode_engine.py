@@ -5,6 +5,8 @@ sequence of P + N tokens fed the way a decoder is: the prompt's P tokens in
 one pass, then one token per step, each step appending its key and value to
 the cache and attending over it with a 1 × S_t score row. Every step's output
 rows equal the matching rows of one full causal pass (bottom-right aligned).
+Latent attention (MLA) caches [c_KV | k_rope] per token instead and runs each
+step in the absorbed form, with the engine's MLA weights, positions and RoPE.
 Everything returned is numpy, so the views never touch torch.
 """
 
@@ -19,6 +21,10 @@ import torch.nn.functional as F
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.decode_plan import check_decode, decode_config, kept_tokens
+from mha_explorer.core.engine_steps import add_positions
+from mha_explorer.core.mla_engine import RMS_EPS, absorbed_output_weight, make_mla_weights, mla_forward
+from mha_explorer.core.mla_plan import MLADims, mla_dims
+from mha_explorer.core.positions_torch import apply_rope
 from mha_explorer.core.specs import MaskSpec
 from mha_explorer.core.weights import source_for
 
@@ -65,7 +71,9 @@ class DecodeRun:
     config: MHAConfig  # the whole sequence's config (decode_config)
     prompt: int
     steps: tuple[StepResult, ...]
-    cache_k: np.ndarray  # [Hkv, kept, d_k] the final cache of the shown batch element
+    # the final cache of the shown batch element: K and V [Hkv, kept, d_k], or for
+    # latent attention the latent c_KV [1, kept, r_kv] and the RoPE key [1, kept, d_r]
+    cache_k: np.ndarray
     cache_v: np.ndarray
 
 
@@ -82,7 +90,8 @@ def _attend(q, k_cache, v_cache, visible: np.ndarray | None, scale: float):
     weights = torch.softmax(scores, dim=-1)  # [B, Hkv, G·n, keys]
     context = weights @ v_cache  # [B, Hkv, G·n, d_k]
     heads = (B, H, n, keys)
-    return scores.view(heads), weights.view(heads), context.view(B, H, n, dk)  # [B, H, n, ·]
+    width = v_cache.shape[-1]  # d_k, or r_kv for a latent cache
+    return scores.view(heads), weights.view(heads), context.view(B, H, n, width)  # [B, H, n, ·]
 
 
 def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) -> DecodeRun:
@@ -91,9 +100,9 @@ def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) 
     if prompt + steps > RUN_MAX_TOKENS:
         raise ConfigError("steps", f"prompt + steps {prompt + steps:,} is above the cap of "
                           f"{RUN_MAX_TOKENS:,} tokens computed step by step")
-    if cfg.mla:
-        raise ConfigError("mla", "decoding with a latent cache is not computed yet")
     full = decode_config(cfg, prompt, steps)
+    if full.mla:
+        return _run_decode_mla(full, prompt, steps, show_batch)
     w, x, _ = layer_tensors(full)
     B, D, Hkv, dk = full.batch, full.d_model, full.Hkv, full.d_k
     show = show_batch if 0 <= show_batch < B else 0
@@ -126,8 +135,85 @@ def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) 
 
 
 
+def mla_tensors(cfg: MHAConfig) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """The engine's MLA weights (checkpoint names) and its input X [B, T, D] with the
+    config's added positions, float32 on the CPU: what engine.run computes with."""
+    if cfg.weights_spec.trained:
+        raise ConfigError("weights", "latent attention runs with random weights only; "
+                          "choose random weights or turn latent attention off", [{"weights": "random"}])
+    x, _ = source_for(cfg).inputs(cfg, range(cfg.batch), "cpu", torch.float32)  # [B, T, D]
+    return make_mla_weights(cfg), add_positions(x, cfg)
+
+
+def _mla_new_tokens(cfg: MHAConfig, m: MLADims, w: dict[str, torch.Tensor], x: torch.Tensor, p0: int):
+    """The new tokens x [B, n, D] at positions p0.. : the query's two parts
+    [B, H, n, d_n], [B, H, n, d_r] and their cache rows [B, n, r_kv + d_r]."""
+    B, n = x.shape[0], x.shape[1]
+    if m.q_lora_rank is None:
+        q = F.linear(x, w["q_proj"])  # [B, n, H·(d_n+d_r)]
+    else:
+        c_q = F.linear(x, w["q_a_proj"], w.get("q_a_proj.bias"))  # [B, n, r_q]
+        c_q = F.rms_norm(c_q, (m.q_lora_rank,), w["q_a_layernorm"], RMS_EPS)
+        q = F.linear(c_q, w["q_b_proj"])  # [B, n, H·(d_n+d_r)]
+    kv_a = F.linear(x, w["kv_a_proj_with_mqa"], w.get("kv_a_proj_with_mqa.bias"))  # [B, n, r_kv+d_r]
+    c_kv, k_rope = kv_a.split([m.kv_lora_rank, m.rope], dim=-1)  # [B, n, r_kv], [B, n, d_r]
+    c_kv = F.rms_norm(c_kv, (m.kv_lora_rank,), w["kv_a_layernorm"], RMS_EPS)
+    qh = q.view(B, n, m.H, m.qk).transpose(1, 2)  # [B, H, n, d_n+d_r]
+    q_nope, q_rope = qh.split([m.nope, m.rope], dim=-1)  # [B, H, n, d_n], [B, H, n, d_r]
+    if cfg.positions == "rope":  # each token turned once, by its place in the whole sequence
+        pos = torch.arange(p0, p0 + n)
+        q_rope = apply_rope(q_rope, pos)
+        k_rope = apply_rope(k_rope.unsqueeze(1), pos).squeeze(1)  # [B, n, d_r]
+    return q_nope, q_rope, torch.cat([c_kv, k_rope], dim=-1)  # [B, n, r_kv+d_r]
+
+
+def _run_decode_mla(full: MHAConfig, prompt: int, steps: int, show_batch: int) -> DecodeRun:
+    """The latent cache [B, kept, r_kv + d_r] and the absorbed form: each head's
+    q_nope·W_UK scores against the cached latents, W_UV folded into W_O."""
+    m = mla_dims(full)
+    w, x = mla_tensors(full)  # x: [B, L, D]
+    B, r = full.batch, m.kv_lora_rank
+    show = show_batch if 0 <= show_batch < B else 0
+    scale = 1.0 / math.sqrt(m.qk)  # the naive form's scale, kept by the absorbed one
+    w_uk = w["kv_b_proj"].view(m.H, m.nope + m.v, r)[:, : m.nope]  # [H, d_n, r_kv]
+    w_ouv = absorbed_output_weight(m, w)  # [D, H·r_kv]
+    cache = torch.empty(B, 0, m.cached_width)  # [B, kept, r_kv+d_r]
+    first, results = 0, []
+    with torch.no_grad():
+        for t in range(steps + 1):
+            p0, p1 = (0, prompt) if t == 0 else (prompt + t - 1, prompt + t)
+            q_nope, q_rope, rows = _mla_new_tokens(full, m, w, x[:, p0:p1], p0)
+            cache = torch.cat([cache, rows], dim=1)  # [B, kept + n, r_kv+d_r]
+            n, keys = p1 - p0, cache.shape[1]
+            q = torch.cat([q_nope @ w_uk, q_rope], dim=-1)  # [B, H, n, r_kv+d_r]
+            visible = MaskSpec(True, "bottom-right", full.window).visible(0, n, n, keys)  # [n, keys]
+            shared = cache.unsqueeze(1)  # [B, 1, keys, r_kv+d_r]: one cache read by every head
+            scores, weights, ctx = _attend(q, shared, shared[..., :r], visible, scale)  # ctx [B, H, n, r_kv]
+            merged = ctx.transpose(1, 2).reshape(B, n, m.H * r)  # [B, n, H·r_kv]
+            y = F.linear(merged, w_ouv, w.get("o_proj.bias"))  # [B, n, D]
+            drop = keys - kept_tokens(full, p1)  # a sliding window forgets the oldest tokens
+            results.append(StepResult(
+                t, (p0, p1), (first + drop, first + keys), y.numpy().copy(),
+                scores[show].numpy().copy(), weights[show].numpy().copy(), (first, first + keys)))
+            cache = cache[:, drop:]  # [B, kept, r_kv+d_r]
+            first += drop
+    latent, k_rope = cache[show].split([r, m.rope], dim=-1)  # [kept, r_kv], [kept, d_r]
+    return DecodeRun(full, prompt, tuple(results), latent[None].numpy().copy(), k_rope[None].numpy().copy())
+
+
+def _mla_full_pass(cfg: MHAConfig) -> np.ndarray:
+    """engine.run's MLA pass (naive form) over the whole sequence: Y [B, T, D]."""
+    w, x = mla_tensors(cfg)
+    visible = cfg.mask_spec.visible(0, cfg.T, cfg.T, cfg.S)
+    with torch.no_grad():
+        stages = mla_forward(cfg, x, x, w, None if visible is None else torch.from_numpy(visible))
+    return stages["output"]["Y"].numpy()
+
+
 def full_pass(cfg: MHAConfig) -> np.ndarray:
     """One full pass of the layer with torch's SDPA and the config's mask: Y [B, T, D]."""
+    if cfg.mla:
+        return _mla_full_pass(cfg)
     w, x, xkv = layer_tensors(cfg)
     B, T, D, g = cfg.batch, cfg.T, cfg.d_model, cfg.group_size
     visible = cfg.mask_spec.visible(0, T, T, cfg.S)

@@ -8,8 +8,10 @@ W the cache is rolling and keeps min(S_t, W) of them.
 
 The cache is what grows: per layer it holds K and V, [B, Hkv, S_t, d_k] each,
 so GQA and MQA shrink it by H / Hkv. Multi-head latent attention keeps one
-latent of kv_lora_rank numbers and a RoPE key of qk_rope_head_dim per token
-instead (``cache_layout``), once those ranks are set.
+latent c_KV of kv_lora_rank numbers and a RoPE key of qk_rope_head_dim per token
+instead, [B, S_t, r_kv + d_r] (``cache_layout``; sizes left unset take
+mla_dims' defaults), and its steps are counted in the absorbed form a decoder
+runs: W_UK folded into the query, W_UV into W_O.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mha_explorer.core.config import CAPS, ConfigError, MHAConfig
+from mha_explorer.core.mla_plan import MLA_FIELDS, mla_dims, mla_param_plan
+from mha_explorer.core.mla_stages import NORM_OPS_PER_ELEMENT, ROPE_OPS_PER_ELEMENT
 from mha_explorer.core.plan import SOFTMAX_OPS_PER_ELEMENT, param_plan
 
 MAX_STEPS = 65_536  # generation steps listed by the plan (one JSON row each)
@@ -44,10 +48,9 @@ def cache_layout(cfg: MHAConfig) -> CacheLayout:
     B, Hkv, dk = cfg.batch, cfg.Hkv, cfg.d_k
     if not cfg.mla:
         return CacheLayout(("K", "V"), ("B", "Hkv", "S_t", "d_k"), (Hkv * dk, Hkv * dk), (B, Hkv), dk)
-    rank, rope = cfg.kv_lora_rank, cfg.qk_rope_head_dim
-    if rank is None or rope is None:
-        raise ConfigError("mla", "the latent cache needs kv_lora_rank and qk_rope_head_dim")
-    return CacheLayout(("latent", "k_rope"), ("B", "S_t", "r+d_rope"), (rank, rope), (B,), rank + rope)
+    m = mla_dims(cfg)
+    return CacheLayout(("latent", "k_rope"), ("B", "S_t", "r_kv+d_r"), (m.kv_lora_rank, m.rope), (B,),
+                       m.cached_width)
 
 
 def check_decode(prompt: int, steps: int, max_steps: int = MAX_STEPS) -> None:
@@ -101,7 +104,7 @@ def step_flops(cfg: MHAConfig, rows: int, keys: int) -> dict[str, int]:
     """FLOPs of ``rows`` new tokens attending over ``keys`` cached keys, by stage
     (counted as the stage plan counts them, with T = rows and S = keys)."""
     if cfg.mla:
-        raise ConfigError("mla", "step FLOPs of latent attention are not counted yet")
+        return mla_step_flops(cfg, rows, keys)
     B, D, kvD, H, dk = cfg.batch, cfg.d_model, cfg.kv_dim, cfg.H, cfg.d_k
     bias = cfg.bias
     return {
@@ -111,6 +114,47 @@ def step_flops(cfg: MHAConfig, rows: int, keys: int) -> dict[str, int]:
         "weighted_sum": 2 * B * H * rows * keys * dk,
         "output": 2 * B * rows * D * D + (B * rows * D if bias else 0),
     }
+
+
+def mla_step_flops(cfg: MHAConfig, rows: int, keys: int) -> dict[str, int]:
+    """The absorbed form, as a decoder runs it: only the new tokens are projected and
+    compressed; every head scores its latent query against the cached [c_KV | k_rope]
+    (r_kv + d_r wide), averages the latents, and W_OUV (W_UV folded into W_O once,
+    not counted per step) maps the H latents of r_kv back to D."""
+    m = mla_dims(cfg)
+    B, D, H, n, r, bias = cfg.batch, cfg.d_model, cfg.H, rows, m.kv_lora_rank, cfg.bias
+    qw = H * m.qk
+    if m.q_lora_rank is None:
+        query = 2 * B * n * D * qw
+    else:
+        rq = m.q_lora_rank
+        query = 2 * B * n * D * rq + NORM_OPS_PER_ELEMENT * B * n * rq + 2 * B * n * rq * qw
+        query += B * n * rq if bias else 0
+    w = m.cached_width
+    terms = {
+        "q_project": query,
+        "kv_compress": 2 * B * n * D * w + NORM_OPS_PER_ELEMENT * B * n * r + (B * n * w if bias else 0),
+    }
+    if cfg.positions == "rope":  # the new queries and the new shared key; cached keys stay turned
+        terms["rope"] = ROPE_OPS_PER_ELEMENT * (B * H * n * m.rope + B * n * m.rope)
+    terms.update({
+        "absorb_q": 2 * B * H * n * m.nope * r,
+        "scores": 2 * B * H * n * keys * w + B * H * n * keys,
+        "softmax": SOFTMAX_OPS_PER_ELEMENT * B * H * n * keys,
+        "weighted_sum": 2 * B * H * n * keys * r,
+        "output": 2 * B * n * H * r * D + (B * n * D if bias else 0),
+    })
+    return terms
+
+
+def weights_read(cfg: MHAConfig) -> int:
+    """Numbers of weight a step reads. The absorbed form reads W_OUV [D, H·r_kv] in
+    place of W_UV and W_O; W_UK stays inside kv_b_proj."""
+    if not cfg.mla:
+        return param_plan(cfg).total
+    m = mla_dims(cfg)
+    stored = mla_param_plan(cfg).total
+    return stored - m.H * m.v * m.kv_lora_rank - m.H * m.v * m.D + m.D * m.H * m.kv_lora_rank
 
 
 def step_bytes(cfg: MHAConfig, rows: int, keys: int, params: int) -> dict[str, int]:
@@ -135,7 +179,7 @@ def decode_steps(cfg: MHAConfig, prompt: int, steps: int, layers: int | None = N
     if layers is not None and (isinstance(layers, bool) or not isinstance(layers, int) or layers < 1):
         raise ConfigError("layers", f"layers must be a positive whole number, got {layers!r}")
     layout = cache_layout(cfg)
-    params = param_plan(cfg).total
+    params = weights_read(cfg)
     per_token = cfg.batch * layout.elements_per_token * cfg.elem_bytes
     out = []
     for t in range(steps + 1):
@@ -165,14 +209,15 @@ def cache_growth(cfg: MHAConfig, seen_tokens: list[int]) -> dict[str, list[int]]
     if gqa:
         siblings["GQA"] = cfg.Hkv if 1 < cfg.Hkv < H else gqa[len(gqa) // 2]
     out: dict[str, list[int]] = {}
+    plain = {name: None for name in MLA_FIELDS}  # the siblings are plain attention
     for name, kv in sorted(siblings.items(), key=lambda item: -item[1]):
-        sibling = cfg.replace(n_kv_heads=kv, mla=False, window=None)
+        sibling = cfg.replace(n_kv_heads=kv, mla=False, window=None, **plain)
         per_token = cfg.batch * cache_layout(sibling).elements_per_token * cfg.elem_bytes
         out[f"{name} (Hkv={kv})"] = [per_token * s for s in seen_tokens]
-    if cfg.window is not None:
-        per_token = cfg.batch * cache_layout(cfg.replace(window=None)).elements_per_token * cfg.elem_bytes
-        out[f"{cfg.variant} window {cfg.window}"] = [per_token * kept_tokens(cfg, s) for s in seen_tokens]
+    per_token = cfg.batch * cache_layout(cfg).elements_per_token * cfg.elem_bytes
     if cfg.mla:
-        per_token = cfg.batch * cache_layout(cfg).elements_per_token * cfg.elem_bytes
-        out["MLA"] = [per_token * s for s in seen_tokens]
+        label = "MLA" if cfg.window is None else f"MLA window {cfg.window}"
+        out[label] = [per_token * kept_tokens(cfg, s) for s in seen_tokens]
+    elif cfg.window is not None:
+        out[f"{cfg.variant} window {cfg.window}"] = [per_token * kept_tokens(cfg, s) for s in seen_tokens]
     return out

@@ -1,7 +1,8 @@
 """Decoding with a KV cache gives the rows of one full causal pass.
 
 Step 0 (the prompt) must equal the full pass's first P rows, and step t its row
-P + t - 1. The full pass is the app's own engine (MHA, GQA, MQA), and for
+P + t - 1. The full pass is the app's own engine (MHA, GQA, MQA, and latent
+attention in its naive form, while the decoder runs the absorbed one), and for
 sliding windows torch's F.scaled_dot_product_attention with the window's mask.
 """
 
@@ -108,3 +109,49 @@ def test_too_many_tokens_or_no_steps_are_refused():
         run_decode(VARIANTS["MHA"], prompt=8_000, steps=500)
     with pytest.raises(ConfigError):
         run_decode(VARIANTS["MHA"], prompt=2, steps=0)
+
+
+MLA_CASES = {
+    "plain query": {},
+    "plain query, window 3": {"window": 3},
+    "query latent": {"q_lora_rank": 12, "bias": True},
+    "query latent, window 2": {"q_lora_rank": 12, "window": 2},
+}
+
+
+@pytest.mark.parametrize("case", list(MLA_CASES))
+def test_latent_cache_decoding_equals_the_engines_full_causal_pass(case):
+    # D 32, H 4 → d_k 8: r_kv 32, d_n 8, d_r 4, d_v 8 by mla_dims' defaults
+    cfg = MHAConfig(d_model=32, n_heads=4, batch=2, mla=True, positions="rope", **MLA_CASES[case])
+    run = run_decode(cfg, prompt=5, steps=6)
+    full = engine.run(run.config).output  # the naive form over all 11 tokens, bottom-right causal
+    for step, rows in _rows_of(run, full):
+        np.testing.assert_allclose(step.output, rows, atol=ATOL, rtol=0)
+    window = cfg.window
+    if window is not None:  # the window is really applied: without it the last rows differ
+        unwindowed = engine.run(run.config.replace(window=None)).output
+        assert np.abs(unwindowed[:, -1] - full[:, -1]).max() > 1e-3
+    kept = 11 if window is None else window
+    assert run.cache_k.shape == (1, kept, 32)  # the latent c_KV of the shown batch element
+    assert run.cache_v.shape == (1, kept, 4)  # the shared RoPE key
+    # the last row scores the kept cache and its own key; the one leaving the window is masked
+    last = run.steps[-1].scores
+    assert last.shape == (4, 1, min(11, kept + 1))
+    assert (np.isfinite(last).sum(-1) == kept).all()
+    np.testing.assert_allclose(run.steps[-1].weights.sum(-1), 1.0, atol=1e-6)
+
+
+def test_latent_cache_decoding_turns_each_token_by_its_own_position():
+    # the same layer without RoPE gives other outputs: the positions are not ignored
+    cfg = MHAConfig(d_model=32, n_heads=4, batch=1, mla=True, positions="rope")
+    with_rope = run_decode(cfg, prompt=3, steps=3).steps[-1].output
+    without = run_decode(cfg.replace(positions="none"), prompt=3, steps=3)
+    assert np.abs(with_rope - without.steps[-1].output).max() > 1e-3
+    full = engine.run(without.config).output
+    np.testing.assert_allclose(without.steps[-1].output, full[:, -1:], atol=ATOL, rtol=0)
+
+
+def test_latent_cache_refuses_trained_weights_in_one_line():
+    cfg = MHAConfig(d_model=32, n_heads=4, mla=True)
+    with pytest.raises(ConfigError, match="random weights"):
+        run_decode(cfg.replace(weights="lab"), prompt=2, steps=1)
