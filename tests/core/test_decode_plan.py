@@ -104,3 +104,60 @@ def test_cache_growth_side_by_side_grows_at_the_kv_head_rates():
     assert growth["GQA (Hkv=2)"] == [2 * per_token * s for s in (1, 2, 8)]
     assert growth["MQA (Hkv=1)"] == [1 * per_token * s for s in (1, 2, 8)]
     assert growth["GQA window 4"] == [2 * per_token * s for s in (1, 2, 4)]
+
+
+def test_latent_cache_holds_the_latent_and_the_rope_key_per_token():
+    # D 64, H 8 → d_k 8: by the documented defaults r_kv = 4·8 = 32 and d_r = 8 / 2 = 4
+    cfg = MHAConfig(d_model=64, n_heads=8, batch=2, mla=True, dtype="bfloat16")
+    steps = decode_steps(cfg, prompt=3, steps=2, layers=5)
+    for s in steps:
+        assert s.cache_shape == [2, s.cache_tokens, 32 + 4]
+        assert s.cache_bytes == 2 * (32 + 4) * 2 * s.cache_tokens
+        assert s.model_cache_bytes == 5 * s.cache_bytes
+    # set ranks are used as given, and a window keeps min(S_t, W) tokens of them
+    cfg = MHAConfig(d_model=64, n_heads=8, batch=1, mla=True, kv_lora_rank=24, qk_rope_head_dim=6, window=4)
+    steps = decode_steps(cfg, prompt=3, steps=3)
+    assert [s.cache_tokens for s in steps] == [3, 4, 4, 4]
+    assert [s.cache_bytes for s in steps] == [(24 + 6) * 4 * k for k in (3, 4, 4, 4)]
+    mha = decode_steps(cfg.replace(mla=False, kv_lora_rank=None, qk_rope_head_dim=None), 3, 3)
+    assert mha[-1].cache_bytes == 2 * 8 * 4 * 8 * 4  # K and V of 8 heads: more than the latent
+
+
+def test_latent_step_flops_written_out_in_the_absorbed_form():
+    # D 64, H 8, B 2, r_q 16, bias, RoPE; r_kv 32, d_n 8, d_r 4 by default
+    cfg = MHAConfig(d_model=64, n_heads=8, batch=2, mla=True, q_lora_rank=16, bias=True, positions="rope")
+    B, D, H, rq, r, dn, dr = 2, 64, 8, 16, 32, 8, 4
+
+    def flops(n, keys):
+        query = 2 * B * n * D * rq + 4 * B * n * rq + B * n * rq + 2 * B * n * rq * H * (dn + dr)
+        compress = 2 * B * n * D * (r + dr) + 4 * B * n * r + B * n * (r + dr)  # new tokens only
+        rope = 3 * (B * H * n * dr + B * n * dr)
+        absorb = 2 * B * H * n * dn * r  # q_nope · W_UK, per head
+        scores = 2 * B * H * n * keys * (r + dr) + B * H * n * keys  # over [c_KV | k_rope], scaled
+        softmax = 5 * B * H * n * keys
+        latent_sum = 2 * B * H * n * keys * r  # weights · c_KV
+        output = 2 * B * n * H * r * D + B * n * D  # W_OUV: W_UV folded into W_O
+        return query + compress + rope + absorb + scores + softmax + latent_sum + output
+
+    steps = decode_steps(cfg, prompt=5, steps=2)
+    assert [s.flops for s in steps] == [flops(5, 5), flops(1, 6), flops(1, 7)]
+
+
+def test_latent_step_reads_the_absorbed_weights():
+    cfg = MHAConfig(d_model=64, n_heads=8, batch=1, mla=True, bias=False)  # a plain query projection
+    D, H, r, dn, dr = 64, 8, 32, 8, 4
+    # q_proj, kv_a_proj_with_mqa, its norm, W_UK (half of kv_b_proj), W_OUV [D, H·r_kv]
+    weights = D * H * (dn + dr) + D * (r + dr) + r + H * dn * r + D * H * r
+    step = decode_steps(cfg, prompt=2, steps=1)[1]  # one token over 3 cached tokens
+    assert step.byte_terms["weights"] == weights * 4
+    assert step.byte_terms["cache read"] == (r + dr) * 3 * 4
+
+
+def test_cache_growth_puts_latent_attention_beside_its_plain_siblings():
+    cfg = MHAConfig(d_model=64, n_heads=8, batch=1, mla=True, kv_lora_rank=24, qk_rope_head_dim=6)
+    growth = cache_growth(cfg, [1, 4])
+    assert growth["MHA (Hkv=8)"] == [2 * 8 * 8 * 4 * s for s in (1, 4)]
+    assert growth["MQA (Hkv=1)"] == [2 * 8 * 4 * s for s in (1, 4)]
+    assert growth["MLA"] == [(24 + 6) * 4 * s for s in (1, 4)]
+    windowed = cache_growth(cfg.replace(window=2), [1, 4])
+    assert windowed["MLA window 2"] == [(24 + 6) * 4 * s for s in (1, 2)]
