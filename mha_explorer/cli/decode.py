@@ -43,8 +43,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         NAME, help="generation with a KV cache: the cache and the cost of every step",
         description="Step 0 feeds the prompt's P tokens at once; each of the N steps after it feeds "
-        "one token, appends its key and value to the cache [B, Hkv, S_t, d_k] and scores one row "
-        "against it. Prints the cache per layer (and for the model with --layers) and each step's "
+        "one token, appends its key and value to the cache [B, Hkv, S_t, d_k] (with latent attention "
+        "the latent and RoPE key, [B, S_t, r_kv + d_r]) and scores one row against it. Prints the "
+        "cache per layer (and for the model with --layers) and each step's "
         "FLOPs and bytes. Never imports torch.")
     add_config_flags(p, inherit=True)
     add_layer_flags(p)
@@ -79,7 +80,16 @@ def decode_report(cfg: MHAConfig, prompt: int, steps: int, layers: int | None) -
                   "bytes_per_token": cfg.batch * layout.elements_per_token * cfg.elem_bytes},
         "steps": [r.to_dict() for r in rows],
         "total_flops": sum(r.flops for r in rows), "total_bytes": sum(r.bytes for r in rows),
+        "notes": _notes(cfg),
     }
+
+
+def _notes(cfg: MHAConfig) -> list[str]:
+    if not cfg.mla:
+        return []
+    return ["latent attention caches one tensor per layer, [B, S_t, r_kv + d_r]: the latent c_KV "
+            "and the RoPE key shared by all heads, side by side",
+            "FLOPs are the absorbed form's: W_UK folded into the query, W_UV into W_O"]
 
 
 def format_report(d: dict) -> str:
@@ -108,6 +118,7 @@ def format_report(d: dict) -> str:
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
     lines += ["", f"total: {format_count(d['total_flops'])} FLOPs, {format_bytes(d['total_bytes'])} moved"]
+    lines += [f"note: {n}" for n in d["notes"]]
     if "max_abs_diff_vs_full" in d:
         lines.append(f"max |decoded − full causal pass|: {d['max_abs_diff_vs_full']:.3g}")
     return "\n".join(lines)

@@ -51,6 +51,30 @@ def test_decode_json_lists_the_prompt_pass_then_each_step(capsys):
     assert rows[2]["flops"] - rows[1]["flops"] == per_key
 
 
+def test_decode_json_with_latent_attention_caches_the_latent_and_rope_key(capsys):
+    rc, out, err = call(capsys, "decode", "--attention", "mla", "--d-model", "64", "--heads", "8",
+                        "--batch", "2", "--prompt", "3", "--steps", "2", "--json")
+    assert rc == 0 and err == ""
+    d = json.loads(out)
+    # d_k 8: the latent is 4·8 = 32 wide and the RoPE key 8 / 2 = 4 by default
+    for r in d["steps"]:
+        s = r["cache_tokens"]
+        assert r["cache_shape"] == [2, s, 32 + 4]
+        assert r["cache_bytes"] == 2 * s * (32 + 4) * 4
+    # one more cached token costs each of the 8 heads a score over 36 numbers, a softmax
+    # and a weighted sum of 32-wide latents
+    per_key = 2 * 8 * (2 * 36 + 1) + 5 * 2 * 8 + 2 * 2 * 8 * 32
+    assert d["steps"][2]["flops"] - d["steps"][1]["flops"] == per_key
+    assert any("[B, S_t, r_kv + d_r]" in note for note in d["notes"])
+
+
+def test_decode_check_with_latent_attention_matches_the_full_pass(capsys):
+    rc, out, _ = call(capsys, "decode", "--attention", "mla", "--d-model", "32", "--heads", "4",
+                      "--prompt", "3", "--steps", "3", "--window", "2", "--check", "--json")
+    assert rc == 0
+    assert json.loads(out)["max_abs_diff_vs_full"] < 1e-5
+
+
 def test_decode_with_a_window_stops_growing(capsys):
     rc, out, _ = call(capsys, "decode", "--prompt", "2", "--steps", "5", "--window", "4", "--json")
     assert rc == 0
