@@ -62,9 +62,7 @@ def decode_data(cfg: MHAConfig, prompt: int, steps: int, layers: int | None = No
         window = max(1, (prompt + steps) // 2)
         growth.update(_window_only(cfg, window, seen))
     scores = weights = None
-    if cfg.mla:
-        notes.append("latent attention: the cache is counted; its score rows are not computed yet")
-    elif prompt + steps > COMPUTE_MAX_TOKENS or not _computable(cfg, prompt + steps):
+    if prompt + steps > COMPUTE_MAX_TOKENS or not _computable(cfg, prompt + steps):
         notes.append(f"score rows are computed up to {COMPUTE_MAX_TOKENS} tokens and a layer of "
                      "moderate width; the cache and the costs are counted for any size")
     else:
