@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.decode_plan import check_decode, decode_config, kept_tokens
-from mha_explorer.core.engine_steps import add_positions
+from mha_explorer.core.engine_steps import add_positions, rotate_qk
 from mha_explorer.core.mla_engine import RMS_EPS, absorbed_output_weight, make_mla_weights, mla_forward
 from mha_explorer.core.mla_plan import MLADims, mla_dims
 from mha_explorer.core.positions_torch import apply_rope
@@ -103,7 +103,9 @@ def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) 
     full = decode_config(cfg, prompt, steps)
     if full.mla:
         return _run_decode_mla(full, prompt, steps, show_batch)
-    w, x, _ = layer_tensors(full)
+    w, x_in, _ = layer_tensors(full)
+    x = add_positions(x_in, full)  # [B, L, D]: the engine's added positions, if any
+    turns = full.positions_spec.rotates_qk
     B, D, Hkv, dk = full.batch, full.d_model, full.Hkv, full.d_k
     show = show_batch if 0 <= show_batch < B else 0
     scale = 1.0 / math.sqrt(dk)
@@ -115,6 +117,9 @@ def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) 
         for t in range(steps + 1):
             p0, p1 = (0, prompt) if t == 0 else (prompt + t - 1, prompt + t)
             q, k_new, v_new = project_heads(full, w, x[:, p0:p1], x[:, p0:p1])
+            if turns:  # RoPE: each token turned once, by its place in the whole sequence
+                pos = torch.arange(p0, p1)
+                q, k_new = apply_rope(q, pos), apply_rope(k_new, pos)
             k_cache = torch.cat([k_cache, k_new], dim=2)  # [B, Hkv, kept + n, d_k]
             v_cache = torch.cat([v_cache, v_new], dim=2)
             n, keys = p1 - p0, k_cache.shape[2]
@@ -214,11 +219,14 @@ def full_pass(cfg: MHAConfig) -> np.ndarray:
     """One full pass of the layer with torch's SDPA and the config's mask: Y [B, T, D]."""
     if cfg.mla:
         return _mla_full_pass(cfg)
-    w, x, xkv = layer_tensors(cfg)
+    w, x_in, xkv_in = layer_tensors(cfg)
+    x = add_positions(x_in, cfg)  # [B, T, D]
+    xkv = add_positions(xkv_in, cfg, seed_salt=1) if cfg.is_cross else x  # [B, S, D]
     B, T, D, g = cfg.batch, cfg.T, cfg.d_model, cfg.group_size
     visible = cfg.mask_spec.visible(0, T, T, cfg.S)
     with torch.no_grad():
         q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+        q, k = rotate_qk(q, k, cfg)  # RoPE by position, else unchanged
         ctx = F.scaled_dot_product_attention(
             q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
             attn_mask=None if visible is None else torch.from_numpy(visible))  # [B, H, T, d_k]

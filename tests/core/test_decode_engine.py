@@ -155,3 +155,14 @@ def test_latent_cache_refuses_trained_weights_in_one_line():
     cfg = MHAConfig(d_model=32, n_heads=4, mla=True)
     with pytest.raises(ConfigError, match="random weights"):
         run_decode(cfg.replace(weights="lab"), prompt=2, steps=1)
+
+
+@pytest.mark.parametrize("positions", ["rope", "sinusoidal", "learned"])
+def test_plain_attention_decodes_with_the_engines_positions(positions):
+    cfg = MHAConfig(d_model=32, n_heads=4, n_kv_heads=2, batch=2, positions=positions, window=3)
+    run = run_decode(cfg, prompt=4, steps=4)
+    full = engine.run(run.config).output
+    for step, rows in _rows_of(run, full):
+        np.testing.assert_allclose(step.output, rows, atol=ATOL, rtol=0)
+    unplaced = engine.run(run.config.replace(positions="none")).output
+    assert np.abs(unplaced - full).max() > 1e-3  # the positions change what the full pass gives
