@@ -14,6 +14,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
+from mha_explorer.core.token_ticks import label_step, nice_step
+
 LABEL_GAP_PX = 6  # air between neighbouring tick labels
 TEXT_SLACK_PX = 10  # pyqtgraph keeps a text space up to this much wider than its text
 NAMES_PX_MAX = 2400  # no axis is longer: more names than fit here are never drawn
@@ -174,8 +176,8 @@ class TokenAxis(pg.AxisItem):
         if last < first:
             return []
         tick_px = self._tick_px(last)
-        step = math.ceil((last - first + 1) * tick_px / max(size, 1.0))
-        step = max(1, step if self._naming else nice_step(step))  # every k-th word reads fine
+        step = label_step(last - first + 1, tick_px, size)
+        step = step if self._naming else nice_step(step)  # every k-th word reads fine
         if step > 1:  # thinned: keep each label clear of the map's ends, where it is cut
             edge = math.ceil(tick_px / 2 / max(size / max(hi - lo, 1e-9), 1e-9) - 0.5)
             first, last = min(first + edge, last), max(last - edge, first)
@@ -196,12 +198,3 @@ class TokenAxis(pg.AxisItem):
             return [self._labels[int(v) - self._first] for v in values]
         return [str(int(v)) for v in values]
 
-
-def nice_step(step: int) -> int:
-    """The smallest of 1, 2, 5, 10, 20, 50, … that is at least ``step``."""
-    scale = 1
-    while True:
-        for base in (1, 2, 5):
-            if base * scale >= step:
-                return base * scale
-        scale *= 10

@@ -13,6 +13,7 @@ from PySide6.QtCore import QPointF, QRectF
 from mha_explorer.core.diagram_data import head_matrix, hidden_from
 from mha_explorer.core.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage import diagram_tokens as tokens
 from mha_explorer.qt.stage.diagram_compose import (
     Composer,
     StageContext,
@@ -90,15 +91,34 @@ def note_room(ctx: StageContext) -> float:
     return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
 
 
-def attention_k(ctx: StageContext) -> float:
-    """One scale for the three attention stages, so the grid keeps its size."""
+def _k_with(ctx: StageContext, left: float, top: float) -> float:
+    """The grid's scale when the words take ``left`` beside it and ``top`` above it."""
     cfg = ctx.config
     uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
-    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - _right_w(ctx)
-    fixed_h = 2 * style.MARGIN + top_space() + GAP_Y + bottom_space() + note_room(ctx)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - left - _right_w(ctx)
+    fixed_h = 2 * style.MARGIN + top_space() + GAP_Y + top + bottom_space() + note_room(ctx)
     scores_h = (ctx.height - fixed_h - _strip_h(ctx)) / (udk + uT)
     weighted_h = (ctx.height - fixed_h) / (uS + uT)
     return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
+
+
+def token_bands(ctx: StageContext) -> tokens.TokenBands:
+    """Room for the words around the grid; the key words stand upright when they
+    fit their columns at the scale that room leaves, else they are turned."""
+    cfg = ctx.config
+
+    def upright_fits(left: float, top: float) -> bool:
+        _, kv = tokens.token_names(ctx)
+        pitch = style.side(cfg.S, _k_with(ctx, left, top)) / cfg.S
+        return tokens.widest(kv) + tokens.LABEL_AIR <= pitch
+
+    return tokens.bands(ctx, upright_fits)
+
+
+def attention_k(ctx: StageContext) -> float:
+    """One scale for the three attention stages, so the grid keeps its size."""
+    bands = token_bands(ctx)
+    return _k_with(ctx, bands.left, bands.top)
 
 
 def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[float, float]:
@@ -108,24 +128,30 @@ def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[floa
 
 
 def scores_cross(ctx: StageContext) -> Cross:
+    """Q on the left, Kᵀ on top, the grid where they meet; the words in between."""
     cfg = ctx.config
     k = attention_k(ctx)
+    bands = token_bands(ctx)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
     dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
-    content_h = top_space() + dk + GAP_Y + gh + bottom_space() + _strip_h(ctx)
-    x, y = _origin(ctx, dk + GAP_X + gw, content_h)
-    top = QRectF(x + dk + GAP_X, y + top_space(), gw, dk)
-    result = QRectF(top.x(), top.bottom() + GAP_Y, gw, gh)
+    content_h = top_space() + dk + GAP_Y + bands.top + gh + bottom_space() + _strip_h(ctx)
+    x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h)
+    top = QRectF(x + dk + GAP_X + bands.left, y + top_space(), gw, dk)
+    result = QRectF(top.x(), top.bottom() + GAP_Y + bands.top, gw, gh)
     return Cross(QRectF(x, result.y(), dk, gh), top, result, k)
 
 
 def weighted_cross(ctx: StageContext) -> Cross:
+    """The weights on the left (their words beside them), V on top, the context below V."""
     cfg = ctx.config
     k = attention_k(ctx)
+    bands = token_bands(ctx)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
     dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
-    x, y = _origin(ctx, gw + GAP_X + dk, top_space() + gw + GAP_Y + gh + bottom_space())
-    top = QRectF(x + gw + GAP_X, y + top_space(), dk, gw)
+    above = max(gw + GAP_Y, bands.top)  # V, or the key words over the weights if taller
+    x, y = _origin(ctx, bands.left + gw + GAP_X + dk, top_space() + above + gh + bottom_space())
+    x += bands.left
+    top = QRectF(x + gw + GAP_X, y + top_space() + above - gw - GAP_Y, dk, gw)
     result = QRectF(top.x(), top.bottom() + GAP_Y, dk, gh)
     return Cross(QRectF(x, result.y(), gw, gh), top, result, k)
 
@@ -205,14 +231,18 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
 def build_scores(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     cross = scores_cross(ctx)
+    bands = token_bands(ctx)
     head = _head_word(ctx)
+    # the caption keeps left of the query words, going under Q's chips when it must
+    room = (cross.left.left() - _left_w(ctx) + style.GAP, cross.result.left() - bands.left)
     c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
-             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4)
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4, caption_room=room)
     c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="",
              tag=f"h{ctx.head // cfg.group_size}")
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     _grid(c, cross.result, "scores", "scores")
+    tokens.draw(c, cross.result, bands)
     spec = ctx.plan.stage("scores").tensor("scores")
     c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
     right = cross.result.right() + style.GAP + 4
@@ -246,9 +276,11 @@ def build_softmax(c: Composer) -> None:
     rect = scores_cross(ctx).result
     spec = ctx.plan.stage("softmax").tensor("weights")
     _grid(c, rect, "softmax", "weights")
+    bands = token_bands(ctx)
+    tokens.draw(c, rect, bands)
     dims = ctx.plan.dims
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
-                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
+                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
     c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
     if cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
         c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(),
@@ -263,8 +295,10 @@ def build_weighted_sum(c: Composer) -> None:
     dims = ctx.plan.dims
     head = _head_word(ctx)
     _grid(c, cross.left, "softmax", "weights")
+    bands = token_bands(ctx)
+    tokens.draw(c, cross.left, bands)
     c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
-                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
+                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
     c.caption("grid.caption", f"A  head {ctx.head}", cross.left, cross.left.width() + GAP_X - 4)
     c.tensor("V.h0", None, cross.top, rows=["S"], cols=["d_k"], caption="",
              tag=f"h{ctx.head // cfg.group_size}",
