@@ -77,18 +77,23 @@ class TokenAxis(pg.AxisItem):
         count = len(labels) if count is None else count
         font = self.style["tickFont"] or QFont()
         if (labels, first, count, font) != (self._labels, self._first, self._count, self._font):
-            self._labels, self._first, self._count, self._font = labels, first, count, font
-            if self.orientation in ("left", "right"):
-                self._label_px = QFontMetrics(font).height() + 1
-            else:
-                self._label_px = _widest(labels, font) + LABEL_GAP_PX
-                # a word centred on the first or last column may reach past the map's
-                # edge by half its width: let it, rather than drop the word
-                self.setStyle(hideOverlappingLabels=int(self._label_px / 2) + 1)
-            self._text_px.clear()
-            self.picture = None  # tick cache: redraw with the new names
-            self.update()
+            self._labels, self._first, self._count = labels, first, count
+            self._measure_labels(font)
         self._reserve_text_space(font)  # the length may have changed, too
+
+    def _measure_labels(self, font: QFont) -> None:
+        """Pixels one name needs along the axis, in ``font``."""
+        self._font = font
+        if self.orientation in ("left", "right"):
+            self._label_px = QFontMetrics(font).height() + 1
+        else:
+            self._label_px = _widest(self._labels, font) + LABEL_GAP_PX
+            # a word centred on the first or last column may reach past the map's
+            # edge by half its width: let it, rather than drop the word
+            self.setStyle(hideOverlappingLabels=int(self._label_px / 2) + 1)
+        self._text_px.clear()
+        self.picture = None  # tick cache: redraw with the new names
+        self.update()
 
     def _reserve_text_space(self, font: QFont) -> None:
         """Size the tick text space now for what the first paint will draw.
@@ -166,6 +171,9 @@ class TokenAxis(pg.AxisItem):
     def tickValues(self, minVal: float, maxVal: float, size: float):
         """Every position when its label fits, else every 2nd, 5th, 10th, …: token
         names whenever the axis has them (thinned, never overprinted), else numbers."""
+        font = self.style["tickFont"] or QFont()
+        if font != self._font:  # the application's font grew (presentation) since the names came
+            self._measure_labels(font)
         self._naming = bool(self._labels)
         lo, hi = sorted((minVal, maxVal))
         first = math.ceil(lo)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF
 
 from mha_explorer.core.diagram_data import head_matrix, hidden_from
 from mha_explorer.core.trace import current_trace
@@ -49,8 +50,18 @@ def _left_w(ctx: StageContext) -> float:
     return left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)])
 
 
+def _chips_w(ctx: StageContext) -> float:
+    """The widest of the 'B=2' and 'H=8' chips right of the grid."""
+    dims = ctx.plan.dims
+    return max(chip_size(style.dim_label(d, dims[d]))[0] for d in ("B", "H"))
+
+
+def text_height(points: float) -> float:
+    return QFontMetricsF(style.font(points, True)).height()
+
+
 def _right_w(ctx: StageContext) -> float:
-    return max(text_width(_scale_text(ctx.config), 20, True),
+    return max(_chips_w(ctx) + style.GAP + text_width(_scale_text(ctx.config), 20, True),
                text_width(f"head {ctx.config.H - 1:,} of {ctx.config.H:,}", style.CAPTION_PT, True),
                text_width(f"V  kv head {ctx.config.Hkv - 1:,}", style.CAPTION_PT, True)) + 2 * style.GAP
 
@@ -92,13 +103,14 @@ def note_room(ctx: StageContext) -> float:
 
 
 def _k_with(ctx: StageContext, left: float, top: float) -> float:
-    """The grid's scale when the words take ``left`` beside it and ``top`` above it."""
+    """The grid's scale when the words take ``left`` beside it and ``top`` above it;
+    above, they share the height of Kᵀ (or of V) and the gap under it."""
     cfg = ctx.config
     uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
     free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - left - _right_w(ctx)
-    fixed_h = 2 * style.MARGIN + top_space() + GAP_Y + top + bottom_space() + note_room(ctx)
-    scores_h = (ctx.height - fixed_h - _strip_h(ctx)) / (udk + uT)
-    weighted_h = (ctx.height - fixed_h) / (uS + uT)
+    room_h = ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
+    scores_h = min((room_h - _strip_h(ctx) - GAP_Y) / (udk + uT), (room_h - _strip_h(ctx) - top) / uT)
+    weighted_h = min((room_h - GAP_Y) / (uS + uT), (room_h - top) / uT)
     return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
 
 
@@ -134,10 +146,11 @@ def scores_cross(ctx: StageContext) -> Cross:
     bands = token_bands(ctx)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
     dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
-    content_h = top_space() + dk + GAP_Y + bands.top + gh + bottom_space() + _strip_h(ctx)
+    above = max(dk + GAP_Y, bands.top)  # the key words stand in front of Kᵀ's columns
+    content_h = top_space() + above + gh + bottom_space() + _strip_h(ctx)
     x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h)
     top = QRectF(x + dk + GAP_X + bands.left, y + top_space(), gw, dk)
-    result = QRectF(top.x(), top.bottom() + GAP_Y + bands.top, gw, gh)
+    result = QRectF(top.x(), top.y() + above, gw, gh)
     return Cross(QRectF(x, result.y(), dk, gh), top, result, k)
 
 
@@ -233,12 +246,9 @@ def build_scores(c: Composer) -> None:
     cross = scores_cross(ctx)
     bands = token_bands(ctx)
     head = _head_word(ctx)
-    # the caption keeps left of the query words, going under Q's chips when it must
-    room = (cross.left.left() - _left_w(ctx) + style.GAP, cross.result.left() - bands.left)
     c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
-             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4, caption_room=room)
-    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="",
-             tag=f"h{ctx.head // cfg.group_size}")
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4)
+    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="")  # its caption names the head
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     _grid(c, cross.result, "scores", "scores")
@@ -247,8 +257,10 @@ def build_scores(c: Composer) -> None:
     c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
     right = cross.result.right() + style.GAP + 4
     below = _depth_chips(c, "grid.depth", right, cross.result.top())
-    c.text("grid.scale", _scale_text(cfg), right, max(below + 8, cross.result.center().y()), "tl",
-           points=20, bold=True)
+    x, y = right, max(below + 8, cross.result.center().y())
+    if y + text_height(20) > cross.result.bottom() + 4:  # a short grid: beside the chips, not on its caption
+        x, y = right + _chips_w(ctx) + style.GAP, cross.result.top()
+    c.text("grid.scale", _scale_text(cfg), x, y, "tl", points=20, bold=True)
     if cfg.Hkv != cfg.H:
         _group_strip(c, cross.left.left() - _left_w(ctx) + style.GAP,
                      c.bottom_of("Q.h0.caption", "grid.caption") + 10)

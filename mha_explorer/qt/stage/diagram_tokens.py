@@ -72,20 +72,32 @@ def bands(ctx, top_fits) -> TokenBands:
     return TokenBands(q, kv, left, widest(kv) + 2 * LABEL_AIR + EDGE, True)
 
 
+def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
+    """(position, centre along the axis) of the words shown on an axis ``length``
+    long, each needing ``need``. Words taller than their rows are spread over the
+    length less one word, so the first and last stay within the grid's ends."""
+    pitch = length / count
+    if need <= pitch:
+        return [(i, (i + 0.5) * pitch) for i in range(count)]
+    span = length - need
+    if span <= 0 or count == 1:
+        return [(0, length / 2)]
+    step = label_step(count - 1, need, span)
+    return [(i, need / 2 + i * span / (count - 1)) for i in spaced_positions(count, step)]
+
+
 def draw(c, rect: QRectF, b: TokenBands, *, rows: bool = True, cols: bool = True) -> None:
     """The words beside ``rect``: rows down its left, columns along its top."""
     line = line_height()
     if rows and b.q:
-        pitch = rect.height() / len(b.q)
-        for i in spaced_positions(len(b.q), label_step(len(b.q), line, rect.height())):
-            c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE,
-                   rect.top() + (i + 0.5) * pitch, "cr", points=style.LABEL_PT)
+        for i, y in _centres(len(b.q), rect.height(), line):
+            c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE, rect.top() + y, "cr",
+                   points=style.LABEL_PT)
     if cols and b.kv:
-        pitch = rect.width() / len(b.kv)
         need = line if b.turned else widest(b.kv) + LABEL_AIR
         bottom = rect.top() - LABEL_AIR - EDGE
-        for j in spaced_positions(len(b.kv), label_step(len(b.kv), need, rect.width())):
-            cx = rect.left() + (j + 0.5) * pitch
+        for j, x in _centres(len(b.kv), rect.width(), need):
+            cx = rect.left() + x
             if not b.turned:
                 c.text(f"tok.k{j}", elide(b.kv[j]), cx, bottom, "bc", points=style.LABEL_PT)
                 continue
