@@ -51,9 +51,9 @@ def _left_w(ctx: StageContext) -> float:
 
 
 def _chips_w(ctx: StageContext) -> float:
-    """The widest of the 'B=2' and 'H=8' chips right of the grid."""
+    """Width of the 'B=2' and 'H=8' chips side by side."""
     dims = ctx.plan.dims
-    return max(chip_size(style.dim_label(d, dims[d]))[0] for d in ("B", "H"))
+    return sum(chip_size(style.dim_label(d, dims[d]))[0] + 4 for d in ("B", "H"))
 
 
 def text_height(points: float) -> float:
@@ -61,7 +61,7 @@ def text_height(points: float) -> float:
 
 
 def _right_w(ctx: StageContext) -> float:
-    return max(_chips_w(ctx) + style.GAP + text_width(_scale_text(ctx.config), 20, True),
+    return max(_chips_w(ctx), text_width(_scale_text(ctx.config), 20, True),
                text_width(f"head {ctx.config.H - 1:,} of {ctx.config.H:,}", style.CAPTION_PT, True),
                text_width(f"V  kv head {ctx.config.Hkv - 1:,}", style.CAPTION_PT, True)) + 2 * style.GAP
 
@@ -192,13 +192,17 @@ def _grid(c: Composer, rect: QRectF, stage: str, name: str, origin: str | None =
            content=name, origin=origin)
 
 
-def _depth_chips(c: Composer, key: str, x: float, y: float) -> float:
-    """'B=2' and 'H=8' to the right of a one-head picture; returns the y below them."""
+def _depth_chips(c: Composer, key: str, x: float, y: float, across: bool = False) -> float:
+    """'B=2' and 'H=8' to the right of a one-head picture, one above the other or
+    side by side (``across``); returns the y below them."""
     dims = c.ctx.plan.dims
     for dim in ("B", "H"):
-        c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
-        y += chip_height() + 4
-    return y
+        chip = c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
+        if across:
+            x += chip.boundingRect().width() + 4
+        else:
+            y += chip_height() + 4
+    return y + chip_height() + 4 if across else y
 
 
 def _bottom_note(c: Composer, text: str) -> None:
@@ -247,7 +251,7 @@ def build_scores(c: Composer) -> None:
     bands = token_bands(ctx)
     head = _head_word(ctx)
     c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
-             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4)
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X + bands.left - 4)
     c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="")  # its caption names the head
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
@@ -256,11 +260,11 @@ def build_scores(c: Composer) -> None:
     spec = ctx.plan.stage("scores").tensor("scores")
     c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
     right = cross.result.right() + style.GAP + 4
-    below = _depth_chips(c, "grid.depth", right, cross.result.top())
-    x, y = right, max(below + 8, cross.result.center().y())
-    if y + text_height(20) > cross.result.bottom() + 4:  # a short grid: beside the chips, not on its caption
-        x, y = right + _chips_w(ctx) + style.GAP, cross.result.top()
-    c.text("grid.scale", _scale_text(cfg), x, y, "tl", points=20, bold=True)
+    stacked = 2 * (chip_height() + 4) + 8 + text_height(20) <= cross.result.height() + 4
+    below = _depth_chips(c, "grid.depth", right, cross.result.top(), across=not stacked)
+    # a short grid: the chips side by side, so the line stays clear of the caption below
+    c.text("grid.scale", _scale_text(cfg), right, max(below + 8, cross.result.center().y()), "tl",
+           points=20, bold=True)
     if cfg.Hkv != cfg.H:
         _group_strip(c, cross.left.left() - _left_w(ctx) + style.GAP,
                      c.bottom_of("Q.h0.caption", "grid.caption") + 10)
