@@ -14,6 +14,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
+from mha_explorer.core.token_ticks import label_step, nice_step
+
 LABEL_GAP_PX = 6  # air between neighbouring tick labels
 TEXT_SLACK_PX = 10  # pyqtgraph keeps a text space up to this much wider than its text
 NAMES_PX_MAX = 2400  # no axis is longer: more names than fit here are never drawn
@@ -75,18 +77,23 @@ class TokenAxis(pg.AxisItem):
         count = len(labels) if count is None else count
         font = self.style["tickFont"] or QFont()
         if (labels, first, count, font) != (self._labels, self._first, self._count, self._font):
-            self._labels, self._first, self._count, self._font = labels, first, count, font
-            if self.orientation in ("left", "right"):
-                self._label_px = QFontMetrics(font).height() + 1
-            else:
-                self._label_px = _widest(labels, font) + LABEL_GAP_PX
-                # a word centred on the first or last column may reach past the map's
-                # edge by half its width: let it, rather than drop the word
-                self.setStyle(hideOverlappingLabels=int(self._label_px / 2) + 1)
-            self._text_px.clear()
-            self.picture = None  # tick cache: redraw with the new names
-            self.update()
+            self._labels, self._first, self._count = labels, first, count
+            self._measure_labels(font)
         self._reserve_text_space(font)  # the length may have changed, too
+
+    def _measure_labels(self, font: QFont) -> None:
+        """Pixels one name needs along the axis, in ``font``."""
+        self._font = font
+        if self.orientation in ("left", "right"):
+            self._label_px = QFontMetrics(font).height() + 1
+        else:
+            self._label_px = _widest(self._labels, font) + LABEL_GAP_PX
+            # a word centred on the first or last column may reach past the map's
+            # edge by half its width: let it, rather than drop the word
+            self.setStyle(hideOverlappingLabels=int(self._label_px / 2) + 1)
+        self._text_px.clear()
+        self.picture = None  # tick cache: redraw with the new names
+        self.update()
 
     def _reserve_text_space(self, font: QFont) -> None:
         """Size the tick text space now for what the first paint will draw.
@@ -164,6 +171,9 @@ class TokenAxis(pg.AxisItem):
     def tickValues(self, minVal: float, maxVal: float, size: float):
         """Every position when its label fits, else every 2nd, 5th, 10th, …: token
         names whenever the axis has them (thinned, never overprinted), else numbers."""
+        font = self.style["tickFont"] or QFont()
+        if font != self._font:  # the application's font grew (presentation) since the names came
+            self._measure_labels(font)
         self._naming = bool(self._labels)
         lo, hi = sorted((minVal, maxVal))
         first = math.ceil(lo)
@@ -174,8 +184,8 @@ class TokenAxis(pg.AxisItem):
         if last < first:
             return []
         tick_px = self._tick_px(last)
-        step = math.ceil((last - first + 1) * tick_px / max(size, 1.0))
-        step = max(1, step if self._naming else nice_step(step))  # every k-th word reads fine
+        step = label_step(last - first + 1, tick_px, size)
+        step = step if self._naming else nice_step(step)  # every k-th word reads fine
         if step > 1:  # thinned: keep each label clear of the map's ends, where it is cut
             edge = math.ceil(tick_px / 2 / max(size / max(hi - lo, 1e-9), 1e-9) - 0.5)
             first, last = min(first + edge, last), max(last - edge, first)
@@ -196,12 +206,3 @@ class TokenAxis(pg.AxisItem):
             return [self._labels[int(v) - self._first] for v in values]
         return [str(int(v)) for v in values]
 
-
-def nice_step(step: int) -> int:
-    """The smallest of 1, 2, 5, 10, 20, 50, … that is at least ``step``."""
-    scale = 1
-    while True:
-        for base in (1, 2, 5):
-            if base * scale >= step:
-                return base * scale
-        scale *= 10

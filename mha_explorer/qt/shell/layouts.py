@@ -27,7 +27,9 @@ BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stag
 NARROW_BOTTOM_SHARE = 0.24  # a laptop's 720 rows: the stage needs them more
 SMALL_BOTTOM_SHARE = 0.36  # the heads under the stage need rows for their maps
 NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
-PRESENT_HEADS_SHARE = 0.62  # of the screen's width: 8 maps of 180 px and more on 1920×1080
+# of the screen's width. On 1920×1080 the heads' maps are bound by their height from about
+# 0.53 up, so more width only narrows the diagram, whose grid is bound by its width below 0.55
+PRESENT_HEADS_SHARE = 0.55
 SMALL_PRESENT_HEADS_SHARE = 0.36  # below 1600 px the diagram needs the width more
 
 TOP, LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea,

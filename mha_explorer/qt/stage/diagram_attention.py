@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF
 
 from mha_explorer.core.diagram_data import head_matrix, hidden_from
 from mha_explorer.core.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage import diagram_tokens as tokens
 from mha_explorer.qt.stage.diagram_compose import (
     Composer,
     StageContext,
@@ -48,8 +50,18 @@ def _left_w(ctx: StageContext) -> float:
     return left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)])
 
 
+def _chips_w(ctx: StageContext) -> float:
+    """Width of the 'B=2' and 'H=8' chips side by side."""
+    dims = ctx.plan.dims
+    return sum(chip_size(style.dim_label(d, dims[d]))[0] + 4 for d in ("B", "H"))
+
+
+def text_height(points: float) -> float:
+    return QFontMetricsF(style.font(points, True)).height()
+
+
 def _right_w(ctx: StageContext) -> float:
-    return max(text_width(_scale_text(ctx.config), 20, True),
+    return max(_chips_w(ctx), text_width(_scale_text(ctx.config), 20, True),
                text_width(f"head {ctx.config.H - 1:,} of {ctx.config.H:,}", style.CAPTION_PT, True),
                text_width(f"V  kv head {ctx.config.Hkv - 1:,}", style.CAPTION_PT, True)) + 2 * style.GAP
 
@@ -90,15 +102,35 @@ def note_room(ctx: StageContext) -> float:
     return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
 
 
-def attention_k(ctx: StageContext) -> float:
-    """One scale for the three attention stages, so the grid keeps its size."""
+def _k_with(ctx: StageContext, left: float, top: float) -> float:
+    """The grid's scale when the words take ``left`` beside it and ``top`` above it;
+    above, they share the height of Kᵀ (or of V) and the gap under it."""
     cfg = ctx.config
     uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
-    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - _right_w(ctx)
-    fixed_h = 2 * style.MARGIN + top_space() + GAP_Y + bottom_space() + note_room(ctx)
-    scores_h = (ctx.height - fixed_h - _strip_h(ctx)) / (udk + uT)
-    weighted_h = (ctx.height - fixed_h) / (uS + uT)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - left - _right_w(ctx)
+    room_h = ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
+    scores_h = min((room_h - _strip_h(ctx) - GAP_Y) / (udk + uT), (room_h - _strip_h(ctx) - top) / uT)
+    weighted_h = min((room_h - GAP_Y) / (uS + uT), (room_h - top) / uT)
     return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
+
+
+def token_bands(ctx: StageContext) -> tokens.TokenBands:
+    """Room for the words around the grid; the key words stand upright when they
+    fit their columns at the scale that room leaves, else they are turned."""
+    cfg = ctx.config
+
+    def upright_fits(left: float, top: float) -> bool:
+        _, kv = tokens.token_names(ctx)
+        pitch = style.side(cfg.S, _k_with(ctx, left, top)) / cfg.S
+        return tokens.widest(kv) + tokens.LABEL_AIR <= pitch
+
+    return tokens.bands(ctx, upright_fits)
+
+
+def attention_k(ctx: StageContext) -> float:
+    """One scale for the three attention stages, so the grid keeps its size."""
+    bands = token_bands(ctx)
+    return _k_with(ctx, bands.left, bands.top)
 
 
 def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[float, float]:
@@ -108,24 +140,31 @@ def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[floa
 
 
 def scores_cross(ctx: StageContext) -> Cross:
+    """Q on the left, Kᵀ on top, the grid where they meet; the words in between."""
     cfg = ctx.config
     k = attention_k(ctx)
+    bands = token_bands(ctx)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
     dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
-    content_h = top_space() + dk + GAP_Y + gh + bottom_space() + _strip_h(ctx)
-    x, y = _origin(ctx, dk + GAP_X + gw, content_h)
-    top = QRectF(x + dk + GAP_X, y + top_space(), gw, dk)
-    result = QRectF(top.x(), top.bottom() + GAP_Y, gw, gh)
+    above = max(dk + GAP_Y, bands.top)  # the key words stand in front of Kᵀ's columns
+    content_h = top_space() + above + gh + bottom_space() + _strip_h(ctx)
+    x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h)
+    top = QRectF(x + dk + GAP_X + bands.left, y + top_space(), gw, dk)
+    result = QRectF(top.x(), top.y() + above, gw, gh)
     return Cross(QRectF(x, result.y(), dk, gh), top, result, k)
 
 
 def weighted_cross(ctx: StageContext) -> Cross:
+    """The weights on the left (their words beside them), V on top, the context below V."""
     cfg = ctx.config
     k = attention_k(ctx)
+    bands = token_bands(ctx)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
     dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
-    x, y = _origin(ctx, gw + GAP_X + dk, top_space() + gw + GAP_Y + gh + bottom_space())
-    top = QRectF(x + gw + GAP_X, y + top_space(), dk, gw)
+    above = max(gw + GAP_Y, bands.top)  # V, or the key words over the weights if taller
+    x, y = _origin(ctx, bands.left + gw + GAP_X + dk, top_space() + above + gh + bottom_space())
+    x += bands.left
+    top = QRectF(x + gw + GAP_X, y + top_space() + above - gw - GAP_Y, dk, gw)
     result = QRectF(top.x(), top.bottom() + GAP_Y, dk, gh)
     return Cross(QRectF(x, result.y(), gw, gh), top, result, k)
 
@@ -153,13 +192,17 @@ def _grid(c: Composer, rect: QRectF, stage: str, name: str, origin: str | None =
            content=name, origin=origin)
 
 
-def _depth_chips(c: Composer, key: str, x: float, y: float) -> float:
-    """'B=2' and 'H=8' to the right of a one-head picture; returns the y below them."""
+def _depth_chips(c: Composer, key: str, x: float, y: float, across: bool = False) -> float:
+    """'B=2' and 'H=8' to the right of a one-head picture, one above the other or
+    side by side (``across``); returns the y below them."""
     dims = c.ctx.plan.dims
     for dim in ("B", "H"):
-        c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
-        y += chip_height() + 4
-    return y
+        chip = c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
+        if across:
+            x += chip.boundingRect().width() + 4
+        else:
+            y += chip_height() + 4
+    return y + chip_height() + 4 if across else y
 
 
 def _bottom_note(c: Composer, text: str) -> None:
@@ -205,18 +248,21 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
 def build_scores(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     cross = scores_cross(ctx)
+    bands = token_bands(ctx)
     head = _head_word(ctx)
     c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
-             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X - 4)
-    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="",
-             tag=f"h{ctx.head // cfg.group_size}")
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X + bands.left - 4)
+    c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="")  # its caption names the head
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     _grid(c, cross.result, "scores", "scores")
+    tokens.draw(c, cross.result, bands)
     spec = ctx.plan.stage("scores").tensor("scores")
     c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
     right = cross.result.right() + style.GAP + 4
-    below = _depth_chips(c, "grid.depth", right, cross.result.top())
+    stacked = 2 * (chip_height() + 4) + 8 + text_height(20) <= cross.result.height() + 4
+    below = _depth_chips(c, "grid.depth", right, cross.result.top(), across=not stacked)
+    # a short grid: the chips side by side, so the line stays clear of the caption below
     c.text("grid.scale", _scale_text(cfg), right, max(below + 8, cross.result.center().y()), "tl",
            points=20, bold=True)
     if cfg.Hkv != cfg.H:
@@ -246,9 +292,11 @@ def build_softmax(c: Composer) -> None:
     rect = scores_cross(ctx).result
     spec = ctx.plan.stage("softmax").tensor("weights")
     _grid(c, rect, "softmax", "weights")
+    bands = token_bands(ctx)
+    tokens.draw(c, rect, bands)
     dims = ctx.plan.dims
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
-                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
+                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
     c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
     if cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
         c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(),
@@ -263,8 +311,10 @@ def build_weighted_sum(c: Composer) -> None:
     dims = ctx.plan.dims
     head = _head_word(ctx)
     _grid(c, cross.left, "softmax", "weights")
+    bands = token_bands(ctx)
+    tokens.draw(c, cross.left, bands)
     c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
-                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4)
+                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
     c.caption("grid.caption", f"A  head {ctx.head}", cross.left, cross.left.width() + GAP_X - 4)
     c.tensor("V.h0", None, cross.top, rows=["S"], cols=["d_k"], caption="",
              tag=f"h{ctx.head // cfg.group_size}",

@@ -170,20 +170,21 @@ class Composer:
 
     def label_dims(self, key: str, rect: QRectF, *, rows: list[tuple[str, int]],
                    cols: list[tuple[str, int]], depth: list[tuple[str, int]] = (),
-                   lift: float = 0.0) -> None:
+                   lift: float = 0.0, words: tuple[float, float] = (0.0, 0.0)) -> None:
         """Name a block's dims around it: the row dim to its left, the column dims
         above it, and the leading dims (batch, heads) at its top-left corner, as a
-        shape is written: [B, H | T, d_k]."""
-        top = rect.top() - lift - 6
+        shape is written: [B, H | T, d_k]. ``words``: (left, top) room the block's
+        token names take next to it; the chips go beyond them."""
+        top = rect.top() - lift - 6 - words[1]
         if cols:
             self.chips_row(f"{key}.top", cols, rect.center().x(), top, min_left=rect.left())
-        x = rect.left() - style.GAP
+        x = rect.left() - style.GAP - words[0]
         for dim, n in reversed(list(depth)):
             chip = self.dim_chip(f"{key}.left.{dim}", dim, n, x, top, "br")
             x -= chip.boundingRect().width() + 2
         for i, (dim, n) in enumerate(rows):
             cy = rect.center().y() + (i - (len(rows) - 1) / 2) * (chip_height() + 4)
-            self.dim_chip(f"{key}.left.{dim}", dim, n, rect.left() - style.GAP, cy, "cr")
+            self.dim_chip(f"{key}.left.{dim}", dim, n, rect.left() - style.GAP - words[0], cy, "cr")
 
     def tensor(self, key: str, spec: TensorSpec | None, rect: QRectF, *,
                rows: list[str], cols: list[str], depth: list[str] = (), fill: QColor | None = None,

@@ -1,0 +1,107 @@
+"""The tokens along a one-head T×S picture: the query words down its left, the
+key words along its top, upright when they fit side by side, else turned a
+quarter and, when still crowded, every k-th one (core.token_ticks, as the heads
+panel thins its axes). Plain text: a token like <h1>BIG</h1> reads literally."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QFontMetricsF
+
+from mha_explorer.core.token_ticks import elide, label_step, spaced_positions
+from mha_explorer.core.trace import current_trace
+from mha_explorer.qt.stage import diagram_style as style
+from mha_explorer.qt.stage.diagram_items import EDGE, TextItem
+
+LABEL_AIR = 6  # between neighbouring words, and between the words and the grid
+
+
+@dataclass(frozen=True)
+class TokenBands:
+    """Room the words take beside the grid: ``left`` wide, ``top`` tall."""
+
+    q: tuple[str, ...]
+    kv: tuple[str, ...]
+    left: float
+    top: float
+    turned: bool  # the key words read upwards, one line per column
+
+
+def token_names(ctx) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Query-side and key-side names: the trace's, else the config's sentence,
+    else positions."""
+    cfg = ctx.config
+    trace = current_trace(ctx.trace, cfg)
+    if trace is not None and len(trace.tokens_q) == cfg.T and len(trace.tokens_kv) == cfg.S:
+        return tuple(trace.tokens_q), tuple(trace.tokens_kv)
+    q = cfg.tokens if cfg.tokens is not None and len(cfg.tokens) == cfg.T \
+        else tuple(str(i) for i in range(cfg.T))
+    kv = q if not cfg.is_cross else tuple(str(j) for j in range(cfg.S))
+    return q, kv
+
+
+@lru_cache(maxsize=8)
+def _widest(names: tuple[str, ...], points: float) -> float:
+    metrics = QFontMetricsF(style.font(points))
+    return max((metrics.horizontalAdvance(elide(t)) for t in set(names)), default=0.0)
+
+
+def _points() -> float:
+    return max(style.LABEL_PT, style.type_floor())
+
+
+def line_height() -> float:
+    return QFontMetricsF(style.font(style.LABEL_PT)).height()
+
+
+def widest(names: tuple[str, ...]) -> float:
+    return _widest(names, _points())
+
+
+def bands(ctx, top_fits) -> TokenBands:
+    """``top_fits(left, top)``: whether upright key words fit their columns when
+    the layout keeps that much room for the words."""
+    q, kv = token_names(ctx)
+    left = widest(q) + 2 * LABEL_AIR + EDGE
+    upright = line_height() + 2 * LABEL_AIR + EDGE
+    if top_fits(left, upright):
+        return TokenBands(q, kv, left, upright, False)
+    return TokenBands(q, kv, left, widest(kv) + 2 * LABEL_AIR + EDGE, True)
+
+
+def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
+    """(position, centre along the axis) of the words shown on an axis ``length``
+    long, each needing ``need``. Words taller than their rows are spread over the
+    length less one word, so the first and last stay within the grid's ends."""
+    pitch = length / count
+    if need <= pitch:
+        return [(i, (i + 0.5) * pitch) for i in range(count)]
+    span = length - need
+    if span <= 0 or count == 1:
+        return [(0, length / 2)]
+    step = label_step(count - 1, need, span)
+    return [(i, need / 2 + i * span / (count - 1)) for i in spaced_positions(count, step)]
+
+
+def draw(c, rect: QRectF, b: TokenBands, *, rows: bool = True, cols: bool = True) -> None:
+    """The words beside ``rect``: rows down its left, columns along its top."""
+    line = line_height()
+    if rows and b.q:
+        for i, y in _centres(len(b.q), rect.height(), line):
+            c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE, rect.top() + y, "cr",
+                   points=style.LABEL_PT)
+    if cols and b.kv:
+        need = line if b.turned else widest(b.kv) + LABEL_AIR
+        bottom = rect.top() - LABEL_AIR - EDGE
+        for j, x in _centres(len(b.kv), rect.width(), need):
+            cx = rect.left() + x
+            if not b.turned:
+                c.text(f"tok.k{j}", elide(b.kv[j]), cx, bottom, "bc", points=style.LABEL_PT)
+                continue
+            item = TextItem(f"tok.k{j}", elide(b.kv[j]), points=style.LABEL_PT, color=c.ink.ink)
+            item.setRotation(-90)  # reads upwards; its start sits next to the grid
+            item.setPos(cx - item.boundingRect().height() / 2, bottom)
+            c.items.append(item)
