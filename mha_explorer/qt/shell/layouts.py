@@ -29,7 +29,7 @@ SMALL_BOTTOM_SHARE = 0.36  # the heads under the stage need rows for their maps
 NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
 # of the screen's width. On 1920×1080 the heads' maps are bound by their height from about
 # 0.53 up, so more width only narrows the diagram, whose grid is bound by its width below 0.55
-PRESENT_HEADS_SHARE = 0.55
+PRESENT_HEADS_SHARE = 0.6
 SMALL_PRESENT_HEADS_SHARE = 0.36  # below 1600 px the diagram needs the width more
 
 TOP, LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea,
