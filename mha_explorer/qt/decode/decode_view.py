@@ -19,13 +19,14 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from mha_explorer.core.colors import dim_color
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
+from mha_explorer.qt.decode.stepping import SteppedView
 
 MAX_DRAWN_KV_HEADS = 8  # more cache rows than this are summarised in a line
 LABEL_PX = 150  # the left column that names the rows; the token axis starts after it
 GROWTH_COLORS = ("#0072B2", "#56B4E9", "#009E73", "#CC79A7", "#E69F00")
 
 
-class DecodeView(QWidget):
+class DecodeView(SteppedView):
     """The cache [B, Hkv, S_t, d_k] as token cells per key/value head, the new
     token's 1 × S_t score row and its softmax, the step's cost, and the caches of
     other variants growing at their own rates."""
@@ -36,13 +37,13 @@ class DecodeView(QWidget):
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self._steps: list[Mapping] = []
+        self._indexs: list[Mapping] = []
         self._scores: Sequence[np.ndarray] | None = None
         self._weights: Sequence[np.ndarray] | None = None
         self._growth: Mapping[str, Sequence[int]] = {}
         self._layers: int | None = None
         self._head = 0
-        self._step = 0
+        self._index = 0
         self.setAccessibleName("Decode: the KV cache step by step")
 
     # data and stepping -------------------------------------------------
@@ -53,11 +54,11 @@ class DecodeView(QWidget):
         array per step (or None); ``growth``: label -> cache bytes per step."""
         if scores is not None and len(scores) != len(steps):
             raise ValueError("one score array per step is needed")
-        self._steps = list(steps)
+        self._indexs = list(steps)
         self._scores, self._weights = scores, weights
         self._growth = dict(growth or {})
         self._layers = layers
-        self._step = min(self._step, max(0, len(self._steps) - 1))
+        self._index = min(self._index, max(0, len(self._indexs) - 1))
         self._changed()
 
     def set_head(self, head: int) -> None:
@@ -66,56 +67,40 @@ class DecodeView(QWidget):
 
     @property
     def step_count(self) -> int:
-        return len(self._steps)
+        return len(self._indexs)
 
     def step(self) -> int:
-        return self._step
+        return self._index
+
+    def item_count(self) -> int:
+        return len(self._indexs)
 
     def set_step(self, index: int) -> None:
-        if not self._steps:
-            return
-        index = min(max(0, index), len(self._steps) - 1)
-        if index != self._step:
-            self._step = index
-            self._changed()
+        self.go_to(index)
 
     def next_step(self) -> bool:
         """Move one step on; False at the last step."""
-        before = self._step
-        self.set_step(self._step + 1)
-        return self._step != before
+        return self.move(1)
 
     def previous_step(self) -> bool:
-        before = self._step
-        self.set_step(self._step - 1)
-        return self._step != before
+        return self.move(-1)
 
-    def _changed(self) -> None:
-        self.setAccessibleDescription(self.summary())
-        self.update()
-        self.step_changed.emit(self._step)
-
-    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        if event.key() in (Qt.Key.Key_Right, Qt.Key.Key_Down, Qt.Key.Key_Space):
-            self.next_step()
-        elif event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Up, Qt.Key.Key_Backspace):
-            self.previous_step()
-        else:
-            super().keyPressEvent(event)
+    def _announce(self, index: int) -> None:
+        self.step_changed.emit(index)
 
     # what is shown -----------------------------------------------------
     def score_row(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The shown head's last new row at this step: (scores, weights), each [keys]."""
-        if self._scores is None or self._weights is None or not self._steps:
+        if self._scores is None or self._weights is None or not self._indexs:
             return None
-        s, w = self._scores[self._step], self._weights[self._step]
+        s, w = self._scores[self._index], self._weights[self._index]
         h = min(self._head, s.shape[0] - 1)
         return s[h, -1], w[h, -1]
 
     def summary(self) -> str:
-        if not self._steps:
+        if not self._indexs:
             return "no decode steps"
-        s = self._steps[self._step]
+        s = self._indexs[self._index]
         what = (f"step 0: the prompt pass of {s['new_tokens']} tokens" if s["step"] == 0 else
                 f"step {s['step']}: one new token, position {s['seen_tokens'] - 1}")
         shape = "[" + ", ".join(f"{n:,}" for n in s["cache_shape"]) + "]"
@@ -138,7 +123,7 @@ class DecodeView(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         pen = ink(self)
         p.setPen(pen)
-        if not self._steps:
+        if not self._indexs:
             text(p, QRectF(self.rect()), "no decode steps", Qt.AlignmentFlag.AlignCenter)
             return
         r = QRectF(self.rect()).adjusted(12, 8, -12, -8)
@@ -157,12 +142,12 @@ class DecodeView(QWidget):
         p.end()
 
     def _paint_cache(self, p: QPainter, rect: QRectF) -> None:
-        s = self._steps[self._step]
+        s = self._indexs[self._index]
         seen, kept, new = s["seen_tokens"], s["cache_tokens"], s["new_tokens"]
         rows = s["cache_shape"][1] if len(s["cache_shape"]) == 4 else 1  # Hkv, or one latent row
         fits = int(rect.height() // p.fontMetrics().height()) - 1  # rows whose labels stay apart
         drawn = min(rows, MAX_DRAWN_KV_HEADS, max(1, fits))
-        last_seen = self._steps[-1]["seen_tokens"]  # the axis fits the whole run
+        last_seen = self._indexs[-1]["seen_tokens"]  # the axis fits the whole run
         cell = (rect.width() - LABEL_PX) / max(1, last_seen)
         h = min(28.0, rect.height() / (drawn + 1))
         label = "K/V head" if len(s["cache_shape"]) == 4 else "latent"
@@ -208,9 +193,9 @@ class DecodeView(QWidget):
         text(p, QRectF(rect.left(), rect.top() + half, LABEL_PX - 8, half), "softmax",
              Qt.AlignmentFlag.AlignRight)
         rect = rect.adjusted(LABEL_PX, 0, 0, 0)
-        last_seen = self._steps[-1]["seen_tokens"]
+        last_seen = self._indexs[-1]["seen_tokens"]
         cell = rect.width() / max(1, last_seen)
-        s = self._steps[self._step]
+        s = self._indexs[self._index]
         x0 = rect.left() + (s["seen_tokens"] - n) * cell  # the row's keys end at the newest token
         for j, t in enumerate(normalised(scores)):
             cells = QRectF(x0 + j * cell, rect.top(), max(cell, 1.0), half - 2)
@@ -227,7 +212,7 @@ class DecodeView(QWidget):
     def _paint_growth(self, p: QPainter, rect: QRectF) -> None:
         if not self._growth:
             return
-        rows = [(label, int(values[min(self._step, len(values) - 1)]),
+        rows = [(label, int(values[min(self._index, len(values) - 1)]),
                  QColor(GROWTH_COLORS[i % len(GROWTH_COLORS)]))
                 for i, (label, values) in enumerate(self._growth.items())]
         size_bars(p, rect, rows, ink(self))

@@ -20,6 +20,7 @@ from mha_explorer.core.colors import dim_color
 from mha_explorer.core.tile_plan import FULL, PARTIAL, SKIPPED, TILE_STATE_NAMES
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
+from mha_explorer.qt.decode.stepping import SteppedView
 
 STATE_COLORS = {FULL: "#0072B2", PARTIAL: "#56B4E9"}
 LISTED_ROWS = 8  # m and l are written out for up to this many rows of the tile
@@ -27,7 +28,7 @@ OUTPUT_COLUMNS = 64  # the rescaled output's first columns drawn
 HATCH_MIN_PX = 8  # tiles at least this big show the skipped ones hatched
 
 
-class TilesView(QWidget):
+class TilesView(SteppedView):
     """The grid of tiles, which are computed and which a mask skips, the current
     tile's running m, l and rescaled output, and peak memory O(T·d) vs O(T·S)."""
 
@@ -69,36 +70,20 @@ class TilesView(QWidget):
     def current_record(self) -> Mapping | None:
         return self._records[self._index] if self._records else None
 
+    def item_count(self) -> int:
+        return self.tile_count
+
     def set_tile(self, index: int) -> None:
-        if not self.tile_count:
-            return
-        index = min(max(0, index), self.tile_count - 1)
-        if index != self._index:
-            self._index = index
-            self._changed()
+        self.go_to(index)
 
     def next_tile(self) -> bool:
-        before = self._index
-        self.set_tile(self._index + 1)
-        return self._index != before
+        return self.move(1)
 
     def previous_tile(self) -> bool:
-        before = self._index
-        self.set_tile(self._index - 1)
-        return self._index != before
+        return self.move(-1)
 
-    def _changed(self) -> None:
-        self.setAccessibleDescription(self.summary())
-        self.update()
-        self.tile_changed.emit(self._index)
-
-    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        if event.key() in (Qt.Key.Key_Right, Qt.Key.Key_Down, Qt.Key.Key_Space):
-            self.next_tile()
-        elif event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Up, Qt.Key.Key_Backspace):
-            self.previous_tile()
-        else:
-            super().keyPressEvent(event)
+    def _announce(self, index: int) -> None:
+        self.tile_changed.emit(index)
 
     def summary(self) -> str:
         tile = self.current_tile()
