@@ -9,23 +9,29 @@ vectorised with numpy, for any S.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.mla_plan import mla_dims
 from mha_explorer.core.plan import SOFTMAX_OPS_PER_ELEMENT
 from mha_explorer.core.specs import MaskSpec
 
+if TYPE_CHECKING:  # numpy loads when rows are counted, not with the plan
+    import numpy as np
+
 
 def _congruent(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
     """How many j in [lo, hi] have (p − j) divisible by k (0 for an empty range)."""
+    import numpy as np
+
     n = (hi - p) // k - (lo - 1 - p) // k  # floor division, right for negative numbers too
     return np.where(hi >= lo, n, 0)
 
 
 def row_counts(spec: MaskSpec, T: int, S: int) -> np.ndarray:
     """int64 [T]: how many keys each query row sees (S for every row when nothing is masked)."""
+    import numpy as np
+
     if not spec.masks_anything:
         return np.full(T, S, dtype=np.int64)
     p = np.arange(T, dtype=np.int64) + spec.offset(T, S)  # query positions

@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mha_explorer.core.config import ConfigError, MHAConfig, nearest
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SINUSOIDAL_BASE = 10_000.0
 ROPE_BASE = 10_000.0
@@ -24,6 +27,8 @@ ROPE_FORMULA = ("q ← q·cos(pθ) + rotate_half(q)·sin(pθ),  θ_i = 10000^(�
 
 def sinusoidal_table(length: int, width: int, base: float = SINUSOIDAL_BASE) -> np.ndarray:
     """float64 [length, width]; an odd width drops the last cosine column."""
+    import numpy as np  # here: the plan and window need no numpy
+
     pos = np.arange(length, dtype=np.float64)[:, None]  # [L, 1]
     inv = base ** (-np.arange(0, width, 2, dtype=np.float64) / width)  # [ceil(W/2)]
     angles = pos * inv[None, :]  # [L, ceil(W/2)]
@@ -35,6 +40,8 @@ def sinusoidal_table(length: int, width: int, base: float = SINUSOIDAL_BASE) -> 
 
 def rope_frequencies(dim: int, base: float = ROPE_BASE) -> np.ndarray:
     """θ_i = base^(−2i/dim) for i in 0..dim/2−1: fast turns first, slow last."""
+    import numpy as np  # here: the plan and window need no numpy
+
     if dim % 2:
         raise ValueError(f"RoPE needs an even width, got {dim}")
     return base ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
@@ -42,6 +49,8 @@ def rope_frequencies(dim: int, base: float = ROPE_BASE) -> np.ndarray:
 
 def rope_angles(positions: np.ndarray, dim: int, base: float = ROPE_BASE) -> np.ndarray:
     """[len(positions), dim] angles in the rotate-half layout: [p·θ, p·θ] side by side."""
+    import numpy as np  # here: the plan and window need no numpy
+
     half = np.outer(np.asarray(positions, dtype=np.float64), rope_frequencies(dim, base))  # [P, dim/2]
     return np.concatenate([half, half], axis=1)  # [P, dim]
 
@@ -51,6 +60,8 @@ def rope_score_at(q: np.ndarray, k: np.ndarray, distance: np.ndarray, base: floa
 
     With the halves q = [a, b], k = [c, d]: Σ_i (a_i c_i + b_i d_i)·cos(Δθ_i) + (a_i d_i − b_i c_i)·sin(Δθ_i).
     """
+    import numpy as np  # here: the plan and window need no numpy
+
     q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
     h = q.shape[-1] // 2
     a, b, c, d = q[:h], q[h:], k[:h], k[h:]
@@ -63,6 +74,8 @@ def rope_distance_curve(dim: int, max_distance: int, q: np.ndarray | None = None
                         base: float = ROPE_BASE) -> tuple[np.ndarray, np.ndarray]:
     """(distances 0..max_distance, q·k at each) for the plot; q = k = ones by default,
     the curve whose slow decay with distance RoPE is known for."""
+    import numpy as np  # here: the plan and window need no numpy
+
     ones = np.ones(dim)
     distances = np.arange(max_distance + 1)
     return distances, rope_score_at(ones if q is None else q, ones if k is None else k, distances, base)

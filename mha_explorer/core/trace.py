@@ -7,10 +7,12 @@ lets the Qt floor annotate what it receives without importing torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mha_explorer.core.config import MHAConfig
+
+if TYPE_CHECKING:  # numpy loads with the first trace, not with the window
+    import numpy as np
 
 
 class Cancelled(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer
 
 from mha_explorer.qt.decode.generation_panel import GenerationPanel
@@ -46,6 +47,8 @@ def add_wired_docks(window: MainWindow) -> None:
 def _make_room(window: MainWindow, key: str, shown: bool) -> None:
     """The grid of layers and the decode and tiles views need height: the bottom row
     grows while one of them is the tab in front, and gives it back afterwards."""
+    if not shiboken6.isValid(window):
+        return  # a dock hidden while the window is being destroyed
     dock = window.docks[key]
     if getattr(window, "_wired_placing", False) or dock.isFloating() or window.presenting:
         return  # a layout being made chooses its own sizes

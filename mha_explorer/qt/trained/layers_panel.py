@@ -17,13 +17,13 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 
 from mha_explorer.core.trained import model_info as info
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
-from mha_explorer.qt.trained.layer_grid import LayerGrid
 from mha_explorer.qt.trained.patterns_table import PatternsTable
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
     from mha_explorer.qt.controller import Controller
     from mha_explorer.qt.side_jobs import SideJobs
+    from mha_explorer.qt.trained.layer_grid import LayerGrid
 
 LAYERS_JOB = "trained_layers"
 ABLATION_JOB = "trained_ablation"
@@ -64,8 +64,10 @@ class LayersPanel(QWidget):
         self.note = QLabel(IDLE_NOTE)
         self.note.setObjectName("layers_note")
         self.note.setWordWrap(True)
-        self.grid = LayerGrid()
-        self.grid.setObjectName("layer_grid")
+        # the grid (pyqtgraph) is built when first needed, not with the window
+        self._grid: LayerGrid | None = None
+        self._grid_slot = QWidget()
+        self._trained = False
         self.patterns = PatternsTable()
         self.ranking = AblationRanking()
         tables = QTabWidget()
@@ -74,8 +76,9 @@ class LayersPanel(QWidget):
         tables.setTabToolTip(1, "Each head of the layer switched off in turn, ranked by how much "
                              "the sentence embedding changes")
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.grid)
+        split.addWidget(self._grid_slot)
         split.addWidget(tables)
+        self._split = split
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setSizes([1, 1])  # half each: the scores table needs its columns readable
@@ -84,7 +87,6 @@ class LayersPanel(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(split, 1)
 
-        self.grid.head_chosen.connect(self.open_layer_head)
         self.patterns.head_selected.connect(self._select_head)
         self.ranking.head_selected.connect(self._select_head)
         jobs.done.connect(self._on_done)
@@ -95,7 +97,9 @@ class LayersPanel(QWidget):
     # requests ------------------------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:
         trained = cfg.weights == info.WEIGHTS_NAME and cfg.tokens is not None
-        self.grid.setEnabled(trained)
+        self._trained = trained
+        if self._grid is not None:
+            self._grid.setEnabled(trained)
         if not trained:
             self.note.setText(IDLE_NOTE)
             return
@@ -118,8 +122,25 @@ class LayersPanel(QWidget):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted)
 
+    @property
+    def grid(self) -> LayerGrid:
+        """The 6 × 12 grid of maps, made on first use (it loads pyqtgraph)."""
+        if self._grid is None:
+            from mha_explorer.qt.trained.layer_grid import LayerGrid
+
+            grid = LayerGrid()
+            grid.setObjectName("layer_grid")
+            grid.setEnabled(self._trained)
+            grid.head_chosen.connect(self.open_layer_head)
+            self._split.replaceWidget(0, grid)
+            self._grid_slot.deleteLater()
+            self._grid = grid
+        return self._grid
+
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
+        if self._trained:
+            self.grid  # noqa: B018 - trained maps to show: build it
         self._ask_ablation()
 
     def _on_done(self, kind: str, result: object) -> None:
