@@ -38,6 +38,7 @@ COMPACT_TITLE_PT, COMPACT_FORMULA_PT = 20, 16
 TITLE_SCALE, FORMULA_SCALE = 1.4, 1.15
 COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagram
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
+SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -150,6 +151,9 @@ class StageView(QWidget):
         box.setFrameShape(QFrame.Shape.NoFrame)
         box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         box.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
+        # may shrink to two lines: the words scroll, the window stays on the screen
+        box.setMinimumHeight(2 * self.fontMetrics().lineSpacing())
+        box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         return box
 
     # code and head ---------------------------------------------------------------------------
@@ -307,6 +311,8 @@ class StageView(QWidget):
             return True
         if w >= COMPACT_BELOW:
             return False
+        if w * CODE_SHARE_WIDE < SIDE_MIN_WIDTH:
+            return True
         header_h = self.header.heightForWidth(w)
         if header_h < 0:
             header_h = self.header.sizeHint().height()
