@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.config import FIELD_LABELS, MHAConfig, divisors, sentence_tokens
 from mha_explorer.core.presets import PRESETS
+from mha_explorer.qt.scrolling import scroll_area
 
 CUSTOM = "Custom"
 KV_MODES = ("MHA", "GQA", "MQA")
@@ -209,11 +209,7 @@ def scrolling_form(panel: QWidget) -> tuple[QScrollArea, QWidget, QFormLayout]:
     """A form in a scroll area that fills ``panel``: scrolls vertically, fits the width."""
     form_widget = QWidget()
     form_widget.setObjectName("controls_form")
-    scroll = QScrollArea()
-    scroll.setWidgetResizable(True)
-    scroll.setFrameShape(QFrame.Shape.NoFrame)
-    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    scroll.setWidget(form_widget)
+    scroll = scroll_area(form_widget)
     outer = QVBoxLayout(panel)
     outer.setContentsMargins(0, 0, 0, 0)
     outer.addWidget(scroll)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from mha_explorer.core.plan import Plan
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.scrolling import scroll_area
 
 MAX_TERMS = 8  # four weights and, with bias, four bias vectors
 TYPE_SCALE = 1.15  # the panel reads a little larger than the window's type
@@ -57,12 +58,8 @@ class ParamsPanel(QWidget):
         # the grid scrolls rather than squeezes the docks beside it
         content = QWidget()
         content.setObjectName("params_content")
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
         # fit the width, wrapping formulas, so the counts on the right are never cut off
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(content)
+        scroll = scroll_area(content)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from mha_explorer.qt.panels.kv_compare import KVCompareTable
 from mha_explorer.qt.panels.variant_fields import VariantFields
+from mha_explorer.qt.scrolling import scroll_area
 
 if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
@@ -39,13 +40,8 @@ def scrolled(*widgets: QWidget, name: str, stretch: bool = True, sideways: bool 
         column.addWidget(widget, 0 if stretch else 1)
     if stretch:
         column.addStretch(1)
-    area = QScrollArea()
+    area = scroll_area(page, sideways=sideways)
     area.setObjectName(name)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if sideways
-                                      else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    area.setWidget(page)
     return area
 
 

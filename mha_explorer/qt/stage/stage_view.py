@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QFrame,
     QHBoxLayout,
     QLabel,
     QScrollArea,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
 from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
@@ -144,12 +144,9 @@ class StageView(QWidget):
 
     def _scrolling_box(self) -> QScrollArea:
         """On a short screen the header scrolls rather than pushing the window past it."""
-        box = QScrollArea(self)
+        box = scroll_area(parent=self)
         box.setObjectName("stageHeaderBox")
-        box.setWidgetResizable(True)
         box.hide()
-        box.setFrameShape(QFrame.Shape.NoFrame)
-        box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         box.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
         # may shrink to two lines: the words scroll, the window stays on the screen
         box.setMinimumHeight(2 * self.fontMetrics().lineSpacing())
