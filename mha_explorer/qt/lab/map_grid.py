@@ -1,0 +1,214 @@
+"""The lab's attention maps in a grid, one per head: query rows down, keys across.
+
+Built for refreshing while a model trains: a cell is a light view box with two
+token axes (not a full PlotItem, whose menus and controls cost three times as
+much to make), cells are made ahead of time a few per event-loop turn and then
+reused for every run; maps are square, their cells no larger than map and
+axes; and only the outer cells print token names (the left
+column the queries, the bottom row the keys), like a facet grid, so a refresh
+repaints little text. Colours run 0..1 on a fixed scale, so a map compares
+frame to frame.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QGraphicsItem, QWidget
+
+from mha_explorer.core.token_ticks import label_step, spaced_positions
+
+MAX_COLUMNS = 8
+TITLE_SIZE = "9pt"
+LABEL_PX = 13  # room one token name needs along an axis at the axes' type size
+# fixed sizes around a map, so a cell's map can be made square before it is laid out
+LEFT_AXIS_PX, BOTTOM_AXIS_PX, TITLE_PX, CELL_MARGIN_PX = 34, 21, 20, 2
+GRID_MARGIN_PX, GRID_SPACING_PX = 4, 8
+EXTRA_W = LEFT_AXIS_PX + 2 * CELL_MARGIN_PX
+EXTRA_H = TITLE_PX + BOTTOM_AXIS_PX + 2 * CELL_MARGIN_PX
+
+
+def map_side(columns: int, rows: int, width: float, height: float) -> float:
+    """The side of each square map in a grid of ``columns`` × ``rows`` cells."""
+    free_w = width - 2 * GRID_MARGIN_PX - (columns - 1) * GRID_SPACING_PX
+    free_h = height - 2 * GRID_MARGIN_PX - (rows - 1) * GRID_SPACING_PX
+    return min(free_w / columns - EXTRA_W, free_h / rows - EXTRA_H)
+
+
+def grid_columns(count: int, width: float, height: float) -> int:
+    """Columns for ``count`` maps in a width × height area: the most room per map."""
+    if count <= 1:
+        return 1
+    best, best_side = 1, -1e9
+    for columns in range(1, min(count, MAX_COLUMNS) + 1):
+        side = map_side(columns, math.ceil(count / columns), width, height)
+        if side > best_side + 1e-9:
+            best, best_side = columns, side
+    return best
+
+
+class MapCell(pg.GraphicsLayout):
+    """A title over one map, with its token axes."""
+
+    def __init__(self, lut: np.ndarray, ink: QColor, parent: pg.GraphicsLayout):
+        super().__init__(parent=parent)
+        self.setVisible(False)  # until placed in the grid
+        self.setContentsMargins(*(CELL_MARGIN_PX,) * 4)
+        self.layout.setSpacing(0)
+        self.ink = ink
+        self.title = self.addLabel("", row=0, col=1, size=TITLE_SIZE, color=ink)
+        self.title.setMinimumHeight(TITLE_PX)
+        self.title.setMaximumHeight(TITLE_PX)
+        self.view = pg.ViewBox(enableMenu=False, enableMouse=False, invertY=True)
+        self.left = pg.AxisItem("left", linkView=self.view)
+        self.bottom = pg.AxisItem("bottom", linkView=self.view)
+        for axis in (self.left, self.bottom):
+            axis.setTextPen(ink)
+            # drawn once into a pixmap: a refreshed map repaints without re-laying its text
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.addItem(self.left, row=1, col=0)
+        self.addItem(self.view, row=1, col=1)
+        self.addItem(self.bottom, row=2, col=1)
+        self.image = pg.ImageItem(axisOrder="col-major")
+        self.image.setLookupTable(lut)
+        self.view.addItem(self.image)
+        self.token_names: tuple[list[str], list[str]] = ([], [])  # printed down the left, along the bottom
+
+    def set_size(self, tokens: int) -> None:
+        self.view.setRange(xRange=(0, tokens), yRange=(0, tokens), padding=0)
+
+    def set_ticks(self, labels: list[str] | None, step: int, left: bool, bottom: bool) -> None:
+        """Token names every ``step``-th position on the outer axes; the inner ones keep
+        their room (every map the same size) but print nothing."""
+        ticks = [(j + 0.5, labels[j]) for j in spaced_positions(len(labels), step)] if labels else []
+        self.left.setWidth(LEFT_AXIS_PX)
+        self.bottom.setHeight(BOTTOM_AXIS_PX)
+        self.token_names = ([t for _, t in ticks] if left else [], [t for _, t in ticks] if bottom else [])
+        for axis, names in zip((self.left, self.bottom), self.token_names, strict=True):
+            axis.setTicks([ticks if names else []])
+
+    def show(self, data: np.ndarray, title: str) -> None:
+        # ImageItem reads [x, y]: the transpose puts keys across and queries down
+        self.image.setImage(np.ascontiguousarray(data.T, dtype=np.float32), levels=(0.0, 1.0))
+        if self.title.text != title:
+            self.title.setText(title, size=TITLE_SIZE, color=self.ink)
+
+
+class MapGrid(pg.GraphicsLayoutWidget):
+    """``show_maps(maps [n, T, T], titles, labels)``; cells are reused while runs change."""
+
+    NEW_CELLS_PER_TURN = 2
+    TURN_MS = 4
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent=parent)
+        self.setBackground(None)
+        self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
+        self._ink = self.palette().color(QPalette.ColorRole.WindowText)  # the theme's text colour
+        self._pool: list[MapCell] = []  # every cell made so far
+        self._placed: list[MapCell] = []  # the cells in the grid now, in head order
+        self._columns = 0
+        self._tokens = 0
+        self._labels: list[str] | None = None
+        self._later: tuple | None = None  # maps still waiting for cells
+        self._target = 0  # cells to make ahead of time
+        self.ci.setContentsMargins(*(GRID_MARGIN_PX,) * 4)
+        self.ci.layout.setSpacing(GRID_SPACING_PX)
+
+    def prepare(self, count: int) -> None:
+        """Make ``count`` cells ahead, a few per event-loop turn, while nothing is shown."""
+        self._target = max(self._target, count)
+        QTimer.singleShot(0, self._make_ahead)
+
+    def _make_ahead(self) -> None:
+        for _ in range(self.NEW_CELLS_PER_TURN):
+            if len(self._pool) >= self._target:
+                return
+            self._pool.append(MapCell(self._lut, self._ink, self.ci))
+        QTimer.singleShot(self.TURN_MS, self._make_ahead)
+
+    def show_maps(self, maps: np.ndarray, titles: list[str], labels: list[str] | None = None) -> None:
+        """``maps`` float [n, T, T]; a grid larger than the cells made so far fills in over
+        a few event-loop turns."""
+        count = len(maps)
+        missing = count - len(self._pool)
+        for _ in range(min(missing, self.NEW_CELLS_PER_TURN)):
+            self._pool.append(MapCell(self._lut, self._ink, self.ci))
+        if missing > self.NEW_CELLS_PER_TURN:
+            self._later = (maps, titles, labels)
+            QTimer.singleShot(self.TURN_MS, self._continue)
+        shown = min(count, len(self._pool))
+        tokens = maps.shape[-1] if count else 0
+        if shown != len(self._placed) or tokens != self._tokens or labels != self._labels:
+            self._tokens, self._labels = tokens, labels
+            self._arrange(shown)
+        for cell, data, title in zip(self._placed, maps, titles, strict=False):
+            cell.show(data, title)
+
+    def _continue(self) -> None:
+        if self._later is not None:
+            later, self._later = self._later, None
+            self.show_maps(*later)
+
+    def _arrange(self, count: int) -> None:
+        """Place the first ``count`` cells in the grid shape that gives each map the most room."""
+        columns = grid_columns(count, self.width(), self.height())
+        if count != len(self._placed) or columns != self._columns:
+            # the cells stay children of the grid's item for life: only the layout changes
+            # (taking an item out of the scene and back muddles who deletes it)
+            layout = self.ci.layout
+            while layout.count():
+                layout.removeAt(layout.count() - 1)
+            for cell in self._placed:
+                cell.setVisible(False)
+            self._placed, self._columns = self._pool[:count], columns
+            for i, cell in enumerate(self._placed):
+                layout.addItem(cell, i // columns, i % columns)
+                cell.setVisible(True)
+        for cell in self._placed:
+            cell.set_size(self._tokens)
+        self._apply_ticks()
+
+    def _apply_ticks(self) -> None:
+        """Square maps as large as the grid allows (a cell no larger than its map and
+        axes, centred), with token names as dense as they fit."""
+        count, columns = len(self._placed), max(self._columns, 1)
+        if not count:
+            return
+        rows = math.ceil(count / columns)
+        side = max(8.0, map_side(columns, rows, self.width(), self.height()))
+        step = label_step(self._tokens, LABEL_PX, side)
+        layout = self.ci.layout
+        for i, cell in enumerate(self._placed):
+            # an aligned item gets its preferred size, so both say how big the cell is
+            cell.setPreferredSize(side + EXTRA_W, side + EXTRA_H)
+            cell.setMaximumSize(side + EXTRA_W, side + EXTRA_H)
+            layout.setAlignment(cell, Qt.AlignmentFlag.AlignCenter)
+            left = i % columns == 0
+            bottom = i + columns >= count  # nothing under it in its column
+            cell.set_ticks(self._labels, step, left, bottom)
+        # the grid may have been capped by the cells' old sizes: give it the view again
+        self.ci.setGeometry(self.range)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        # not the sum of its cells: beside the curves, the grid takes the room it is given
+        return QSize(480, 320)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        # pyqtgraph resizes while it is being built, and while closing, after its scene
+        # has deleted the cells
+        if getattr(self, "_placed", None) and not self.closed:
+            self._arrange(len(self._placed))
+
+    def cell_count(self) -> int:
+        """Maps shown now."""
+        return len(self._placed)
+
+    def cells(self) -> list[MapCell]:
+        """The cells shown now, in head order."""
+        return list(self._placed)
