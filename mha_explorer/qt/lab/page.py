@@ -19,19 +19,24 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSplitter,
-    QTableWidget,
-    QTabWidget,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from mha_explorer.core.lab.tasks import TASKS, sample_text
 from mha_explorer.qt.lab import tables
-from mha_explorer.qt.lab.plots import CurvePlot, MapGrid, StaggeredRefresh, color_for
+from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
+from mha_explorer.qt.lab.views import LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
 
 SWEEP_HEADS = "1,2,4,8,16"
+
+
+def head_title(index: int, heads: int, layers: int) -> str:
+    """``head 3``, or ``L2 head 3`` when the model has more than one layer."""
+    layer, head = divmod(index, heads)
+    return f"L{layer + 1} head {head}" if layers > 1 else f"head {head}"
 
 
 class LabPage(QWidget):
@@ -82,12 +87,18 @@ class LabPage(QWidget):
         self.error = QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #B00020")
         self.progress = QLabel()
+        self.progress.setWordWrap(True)
         form = QFormLayout()
-        for label, widget in (("Task", self.task), ("", self.explanation), ("Sample", self.sample),
-                              ("Heads (Train)", self.heads), ("Head counts (Sweep)", self.sweep_heads),
+        # the explanation and the sample take the whole width: a narrow column leaves the
+        # plots more room
+        for label, widget in (("Task", self.task), ("", self.explanation), ("", self.sample),
+                              ("Heads (Train)", self.heads), ("Sweep heads", self.sweep_heads),
                               ("d_model", self.d_model), ("Steps", self.steps), ("Seed", self.seed),
                               ("", self.analyse)):
-            form.addRow(label, widget)
+            if label:
+                form.addRow(label, widget)
+            else:
+                form.addRow(widget)
         self.controls = QWidget()
         box = QVBoxLayout(self.controls)
         box.addLayout(form)
@@ -111,49 +122,18 @@ class LabPage(QWidget):
         self.stage_button.clicked.connect(self._open_in_stage_view)
 
     def _build_views(self) -> None:
-        self.loss_plot = CurvePlot("Training loss", "step", "cross-entropy")
-        self.accuracy_plot = CurvePlot("Held-out accuracy", "step", "accuracy", y_range=(0, 1))
-        self.entropy_plot = CurvePlot("Attention entropy per head", "step", "bits")
-        self.maps = MapGrid()
-        self.shown_run = QComboBox()
+        v = self.views = LabViews()
+        self.loss_plot, self.accuracy_plot, self.entropy_plot = v.loss_plot, v.accuracy_plot, v.entropy_plot
+        self.maps, self.maps_heading = v.maps, v.maps_heading
+        self.survivors, self.answer = v.survivors, v.answer
+        self.comparison, self.ranking, self.pruning_plot = v.comparison, v.ranking, v.pruning_plot
+        self.shown_run, self.tabs = v.shown_run, v.tabs
         self.shown_run.currentIndexChanged.connect(self._show_selected)
-        training = QWidget()
-        grid = QVBoxLayout(training)
-        top, bottom = QSplitter(), QSplitter()
-        top.addWidget(self.loss_plot)
-        top.addWidget(self.accuracy_plot)
-        bottom.addWidget(self.entropy_plot)
-        bottom.addWidget(self.maps)
-        grid.addWidget(top)
-        grid.addWidget(bottom)
-        self.comparison = QTableWidget(0, len(tables.COMPARISON_COLUMNS))
-        self.comparison.setHorizontalHeaderLabels(tables.COMPARISON_COLUMNS)
-        self.ranking = QTableWidget(0, 3)
-        self.ranking.setHorizontalHeaderLabels(("rank", "head", "accuracy drop"))
-        self.pruning_plot = CurvePlot("Greedy pruning", "heads removed", "held-out accuracy", y_range=(0, 1))
-        self.answer = QLabel(wordWrap=True)
-        self.survivors = MapGrid()
-        pruning = QWidget()
-        lay = QVBoxLayout(pruning)
-        split = QSplitter()
-        split.addWidget(self.ranking)
-        split.addWidget(self.pruning_plot)
-        lay.addWidget(split)
-        lay.addWidget(self.answer)
-        lay.addWidget(self.survivors)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(training, "Training")
-        self.tabs.addTab(self.comparison, "Comparison")
-        self.tabs.addTab(pruning, "Ablation && pruning")
-        right = QVBoxLayout()
-        pick = QHBoxLayout()
-        pick.addWidget(QLabel("Run shown"))
-        pick.addWidget(self.shown_run, 1)
-        right.addLayout(pick)
-        right.addWidget(self.tabs)
         outer = QHBoxLayout(self)
+        # the controls keep the width they ask for (the dock scrolls when docked small)
+        self.controls.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         outer.addWidget(self.controls)
-        outer.addLayout(right, 1)
+        outer.addWidget(v, 1)
 
     def _start_worker(self) -> None:
         self._thread = QThread(self)
@@ -309,9 +289,16 @@ class LabPage(QWidget):
             name, steps, live["accuracy"], color))
         self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, np.array(live["entropy"])))
         if event["maps"] is not None:
+            layers = event["maps"].shape[0]
             maps = event["maps"].reshape(-1, *event["maps"].shape[-2:])  # [layers * H, T, T]
-            titles = [f"h={heads} head {i}" for i in range(len(maps))]
-            self._refresh.schedule("maps", lambda: self.maps.show_maps(maps, titles, event["labels"]))
+            titles = [head_title(i, heads, layers) for i in range(len(maps))]
+            heading = (f"{name} at step {event['step']}: each head's attention on evaluation sample 0 "
+                       "(queries down, keys across)")
+
+            def draw_maps() -> None:
+                self.maps_heading.setText(heading)
+                self.maps.show_maps(maps, titles, event["labels"])
+            self._refresh.schedule("maps", draw_maps)
         self.progress.setText(f"{name}: step {event['step']} of {event['steps']}, "
                               f"held-out accuracy {event['accuracy']:.1%}")
 
@@ -385,6 +372,11 @@ class LabPage(QWidget):
         if self._stage_after_save:
             self._stage_after_save = False
             self.stage_view_requested.emit(changes)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        # its wrapped labels would make a scroll area around the page ask for the page's
+        # preferred height (over 1,000 px) instead of fitting it to the dock
+        return False
 
     @property
     def running(self) -> bool:
