@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QScrollArea
 from safetensors.numpy import load_file
 
 from mha_explorer.core.config import MHAConfig
@@ -19,12 +19,22 @@ def window(make_window):
     return make_window(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"), size=(1600, 900))
 
 
-def test_ctrl_l_shows_the_lab_as_a_tab_among_the_tables(qtbot, window):
+def test_ctrl_l_opens_the_lab_in_its_own_window_over_most_of_the_screen(qtbot, window):
     assert window.lab.page is None  # nothing of the lab loads until asked for
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
-    assert window.lab.page is not None and not window.docks["lab"].visibleRegion().isEmpty()
-    assert window.docks["shapes"] in window.tabifiedDockWidgets(window.docks["lab"])  # a big tab
-    assert window.stage_view.isVisible()  # a tab of its own: the stage view stays
+    dock = window.docks["lab"]
+    assert window.lab.page is not None and dock.isFloating() and dock.isVisible()
+    screen = dock.screen().availableGeometry()
+    assert screen.contains(dock.frameGeometry())
+    assert dock.width() * dock.height() >= 0.8 * screen.width() * screen.height()
+    # the page fits its window: its plots never scroll sideways
+    area = dock.findChild(QScrollArea, "lab_scroll")
+    qtbot.waitUntil(lambda: area.widget().width() <= area.viewport().width())
+    assert not area.horizontalScrollBar().isVisible()
+    assert window.stage_view.isVisible()  # the stage view stays in the main window
+    # double-clicking the title (setFloating) docks it back as a tab among the tables
+    dock.setFloating(False)
+    assert window.docks["shapes"] in window.tabifiedDockWidgets(dock)
 
 
 def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, window, tmp_path,

@@ -11,24 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from mha_explorer.qt.panels.kv_compare import KVCompareTable
 from mha_explorer.qt.panels.variant_fields import VariantFields
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.shell.layouts import bring_to_front
 
 if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
 
-LAB_SHARE = 0.55  # of the height, for the bottom docks while the lab is in front
-LAB_WIDTH_SHARE = 0.68  # of the width, for the lab beside the shapes (its plots sit in a row)
-
-
-def bring_to_front(dock: QDockWidget) -> None:
-    """Make a tabbed dock the current tab (lowered first: raise_ does nothing for the
-    window's last child)."""
-    dock.lower()
-    dock.raise_()
+LAB_SCREEN_SHARE = 0.92  # of the screen's free area, for the lab's own window
 
 
 def scrolled(*widgets: QWidget, name: str, stretch: bool = True, sideways: bool = False) -> QScrollArea:
@@ -112,21 +106,20 @@ class LabDock:
         return self.page
 
     def show(self) -> None:
-        """Bring the lab forward (View menu, Ctrl+L), with room to work in."""
+        """Bring the lab forward (View menu, Ctrl+L) in a window of its own over most of
+        the screen: docked among the tables it would share the height with the stage and
+        the width with the heads (at 1280×720 that left 570×300). Double-clicking its
+        title docks it again; the tab among the tables shows it docked."""
         dock = self.dock
         dock.show()
         self.build()
-        bring_to_front(dock)
-        QTimer.singleShot(0, self._make_room)  # once the tab in front is laid out
-
-    def _make_room(self) -> None:
-        dock = self.dock
-        if not dock.isFloating() and not self.window.presenting:
-            w, h = max(self.window.width(), 1280), max(self.window.height(), 720)
-            if dock.height() < h * LAB_SHARE * 0.9:
-                self.window.resizeDocks([dock], [int(h * LAB_SHARE)], Qt.Orientation.Vertical)
-            if dock.width() < w * LAB_WIDTH_SHARE * 0.9:
-                self.window.resizeDocks([dock], [int(w * LAB_WIDTH_SHARE)], Qt.Orientation.Horizontal)
+        if not dock.isFloating():
+            area = (self.window.screen() or QGuiApplication.primaryScreen()).availableGeometry()
+            w, h = int(area.width() * LAB_SCREEN_SHARE), int(area.height() * LAB_SCREEN_SHARE)
+            dock.setFloating(True)
+            dock.setGeometry(area.x() + (area.width() - w) // 2, area.y() + (area.height() - h) // 2, w, h)
+        dock.raise_()
+        dock.activateWindow()
 
     def open_in_stage_view(self, changes: dict) -> None:
         """Apply the saved run's config changes and show its layer in the stage view."""
