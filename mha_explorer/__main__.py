@@ -2,4 +2,5 @@ import sys
 
 from mha_explorer.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a lab training process (spawn) imports it
+    sys.exit(main())

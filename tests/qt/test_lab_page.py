@@ -66,3 +66,18 @@ def test_cancel_stops_a_long_run_and_the_buttons_come_back(page, qtbot):
     page.cancel_button.click()
     qtbot.waitUntil(lambda: not page.running, timeout=60_000)
     assert page.train_button.isEnabled() and "cancelled" in page.progress.text()
+
+
+def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afresh(page, qtbot):
+    _tiny(page, heads="2", steps=100_000)
+    page.analyse.setChecked(False)
+    page.sweep_button.click()
+    qtbot.waitUntil(lambda: page.progress.text().startswith("h=2: step"), timeout=60_000)
+    page.worker.kill()  # as the system would end it when out of memory
+    qtbot.waitUntil(lambda: not page.running, timeout=60_000)
+    assert "training process stopped" in page.error.text()
+    assert page.train_button.isEnabled()
+    _tiny(page, heads="1", steps=10)
+    page.sweep_button.click()
+    qtbot.waitUntil(lambda: not page.running, timeout=120_000)
+    assert page.error.text() == "" and page.comparison.rowCount() == 1

@@ -1,8 +1,9 @@
 """The Lab page: pick a task, train one head count or sweep several, watch the
 curves, entropies and maps live, then read the ablation ranking and pruning curve.
 
-Training runs on the page's own worker thread (``LabWorker``); the page only
-receives numpy arrays and Python numbers and draws them.
+Training runs in a process of its own, asked and listened to by the page's worker
+thread (``LabWorker``); the page only receives numpy arrays and Python numbers and
+draws them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from mha_explorer.qt.lab.views import LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
 
 SWEEP_HEADS = "1,2,4,8,16"
+SHUTDOWN_WAIT_MS = 5_000
 
 
 def head_title(index: int, heads: int, layers: int) -> str:
@@ -58,7 +60,7 @@ class LabPage(QWidget):
         self._order: list[int] = []  # head counts in the order they were trained (colours)
         self._running = False
         self._stage_after_save = False
-        self._ready = False  # torch loaded on the worker thread
+        self._ready = False  # torch loaded in the training process
         self._refresh = StaggeredRefresh(self)
         self._build_controls()
         self._build_views()
@@ -160,12 +162,14 @@ class LabPage(QWidget):
             app.aboutToQuit.connect(self.shutdown)
 
     def shutdown(self) -> None:
-        """Stop training and the thread (call before the page goes away)."""
-        if self._thread.isRunning():
-            self.worker.cancel()
-            self.worker.set_paused(False)
-            self._thread.quit()
-            self._thread.wait(10_000)
+        """Stop training, the thread and the training process (call before the page goes)."""
+        self.worker.cancel()
+        self.worker.set_paused(False)
+        self._thread.quit()
+        if not self._thread.wait(SHUTDOWN_WAIT_MS):  # the process did not answer the cancel
+            self.worker.kill()
+            self._thread.wait(SHUTDOWN_WAIT_MS)
+        self.worker.stop()
 
     # actions ---------------------------------------------------------------
     def _show_task(self) -> None:
@@ -197,6 +201,8 @@ class LabPage(QWidget):
             return
         self.error.clear()
         self._reset_results()
+        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
+            plot.fix_x(self.steps.value())
         self._set_running(True)
         self._train_requested.emit(LabRequest(
             task=self.task.currentText(), head_counts=counts, d_model=self.d_model.value(),
@@ -237,6 +243,8 @@ class LabPage(QWidget):
         folder = QFileDialog.getExistingDirectory(self, "Open a saved lab run (its folder)")
         if folder:
             self._reset_results()
+            for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
+                plot.fix_x(None)
             self._load_requested.emit(folder)
 
     def _export(self) -> None:
@@ -384,5 +392,5 @@ class LabPage(QWidget):
 
     @property
     def ready(self) -> bool:
-        """True once the worker thread has loaded torch."""
+        """True once the training process has loaded torch."""
         return self._ready
