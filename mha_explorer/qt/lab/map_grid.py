@@ -157,18 +157,22 @@ class MapGrid(pg.GraphicsLayoutWidget):
     def _arrange(self, count: int) -> None:
         """Place the first ``count`` cells in the grid shape that gives each map the most room."""
         columns = grid_columns(count, self.width(), self.height())
-        if count != len(self._placed) or columns != self._columns:
-            # the cells stay children of the grid's item for life: only the layout changes
-            # (taking an item out of the scene and back muddles who deletes it)
-            layout = self.ci.layout
+        # the cells stay children of the grid's item for life: only the layout changes
+        # (taking an item out of the scene and back muddles who deletes it)
+        layout = self.ci.layout
+        if columns != self._columns or count < len(self._placed):
             while layout.count():
                 layout.removeAt(layout.count() - 1)
             for cell in self._placed:
                 cell.setVisible(False)
-            self._placed, self._columns = self._pool[:count], columns
-            for i, cell in enumerate(self._placed):
-                layout.addItem(cell, i // columns, i % columns)
-                cell.setVisible(True)
+            self._placed, self._columns = [], columns
+        # more maps in the same columns: the placed cells stay, only new ones are added
+        # (placing all 16 again was the longest turn of a sweep)
+        for i in range(len(self._placed), count):
+            cell = self._pool[i]
+            layout.addItem(cell, i // columns, i % columns)
+            cell.setVisible(True)
+            self._placed.append(cell)
         for cell in self._placed:
             cell.set_size(self._tokens)
         self._apply_ticks()

@@ -77,6 +77,14 @@ class CurvePlot(pg.PlotWidget):
         """Every curve's x and y (for export)."""
         return {name: c.getData() for name, c in self._curves.items()}
 
+    def fix_x(self, upto: float | None) -> None:
+        """Steps 0..``upto`` across for a whole run, so the bottom axis is not laid out
+        again with every new point (None: follow the data, for a loaded run)."""
+        if upto is None:
+            self.enableAutoRange(x=True)
+        else:
+            self.setXRange(0, upto, padding=0.02)
+
     def clear_curves(self) -> None:
         for curve in self._curves.values():
             self.removeItem(curve)
