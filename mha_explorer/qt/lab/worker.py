@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from mha_explorer.core.lab.service import ENDS, LabRequest, serve
 
+STOP_GRACE_S = 0.1
 STOP_WAIT_S = 3.0
 
 __all__ = ["LabRequest", "LabWorker"]
@@ -63,7 +64,9 @@ class LabWorker(QObject):
             return
         with contextlib.suppress(OSError, ValueError):  # already gone
             conn.send(("stop",))
-        process.join(STOP_WAIT_S)
+        # it has no request in hand: a prompt exit, or an end now rather than a wait for
+        # torch's tear-down (most of a second)
+        process.join(STOP_GRACE_S)
         if process.is_alive():
             process.terminate()
             process.join(STOP_WAIT_S)
