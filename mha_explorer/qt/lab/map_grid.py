@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from mha_explorer.core.token_ticks import label_step, spaced_positions
+from mha_explorer.qt.colormaps import lookup_table
 
 MAX_COLUMNS = 8
 TITLE_SIZE = "9pt"
@@ -107,7 +108,7 @@ class MapGrid(pg.GraphicsLayoutWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent=parent)
         self.setBackground(None)
-        self._lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
+        self._lut = lookup_table()
         self._ink = self.palette().color(QPalette.ColorRole.WindowText)  # the theme's text colour
         self._pool: list[MapCell] = []  # every cell made so far
         self._placed: list[MapCell] = []  # the cells in the grid now, in head order

@@ -21,9 +21,10 @@ _HIDDEN_RGB = (212, 212, 212)
 def _colored(positions: np.ndarray, colormap: str) -> np.ndarray:
     """[rows, cols] positions in [0, 1] -> [rows, cols, 3] RGB from a pyqtgraph colour map."""
     import numpy as np
-    import pyqtgraph as pg  # loaded with the first trace, as the heads panel does
 
-    lut = pg.colormap.get(colormap).getLookupTable(nPts=256, alpha=False)  # [256, 3] uint8
+    from mha_explorer.qt.colormaps import lookup_table  # pyqtgraph, loaded with the first trace
+
+    lut = lookup_table(colormap)  # [256, 3] uint8
     index = np.clip(np.rint(np.nan_to_num(positions) * 255), 0, 255).astype(np.intp)
     return lut[index][..., :3].astype(np.float64)
 

@@ -9,22 +9,16 @@ the layer 1-based and the head 0-based, as the window labels them.
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from mha_explorer.core.head_maps import WEIGHTS_COLORMAP
+from mha_explorer.qt.colormaps import lookup_table
 
 LABEL_PX = 28  # room for the "L1" row labels and the "h0" column labels
 GAP_PX = 3
 BADGE_MIN_CELL_PX = 44  # below this a thumbnail has no room for its badge
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the heads panel marks a choice
-
-
-def _lut() -> np.ndarray:
-    """[256, 3] uint8 colours of the weights colour map."""
-    return pg.colormap.get(WEIGHTS_COLORMAP).getLookupTable(0.0, 1.0, 256, alpha=False)
 
 
 class LayerGrid(QWidget):
@@ -42,7 +36,7 @@ class LayerGrid(QWidget):
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("All layers' attention maps")
-        self._lut = _lut()
+        self._lut = lookup_table()
         self._images: list[list[QImage]] = []
         self._badges: list[list[str]] = []
         self._current: tuple[int, int] | None = None  # (layer 1-based, head 0-based)
