@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 
 def scroll_area(content: QWidget | None = None, *, sideways: bool = False,
-                parent: QWidget | None = None) -> QScrollArea:
+                parent: QWidget | None = None, fill: QWidget | None = None) -> QScrollArea:
     """A frameless area that scrolls vertically and fits the width (``sideways``: it
-    may scroll horizontally too); ``content`` is resized with it."""
+    may scroll horizontally too); ``content`` is resized with it. ``fill``: a panel
+    the area fills, edge to edge (given a layout for it)."""
     area = QScrollArea(parent)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
@@ -17,4 +18,8 @@ def scroll_area(content: QWidget | None = None, *, sideways: bool = False,
                                       else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     if content is not None:
         area.setWidget(content)
+    if fill is not None:
+        outer = QVBoxLayout(fill)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(area)
     return area

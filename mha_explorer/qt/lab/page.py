@@ -200,21 +200,22 @@ class LabPage(QWidget):
             self.error.setText(f"{counts[0]} heads do not divide d_model {self.d_model.value()}")
             return
         self.error.clear()
-        self._reset_results()
-        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
-            plot.fix_x(self.steps.value())
+        self._reset_results(steps=self.steps.value())
         self._set_running(True)
         self._train_requested.emit(LabRequest(
             task=self.task.currentText(), head_counts=counts, d_model=self.d_model.value(),
             steps=self.steps.value(), seed=self.seed.value(), analyse=self.analyse.isChecked()))
 
-    def _reset_results(self) -> None:
+    def _reset_results(self, steps: int | None) -> None:
+        """Empty views for new runs of ``steps`` steps (None: as many as a loaded run has)."""
         self._summaries.clear()
         self._live.clear()
         self._order.clear()
         self.shown_run.clear()
         for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.pruning_plot):
             plot.clear_curves()
+        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
+            plot.fix_x(steps)
         self.comparison.setRowCount(0)
         self.ranking.setRowCount(0)
         self.answer.clear()
@@ -242,9 +243,7 @@ class LabPage(QWidget):
     def _load(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a saved lab run (its folder)")
         if folder:
-            self._reset_results()
-            for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
-                plot.fix_x(None)
+            self._reset_results(steps=None)  # a loaded run's curves set their own step axis
             self._load_requested.emit(folder)
 
     def _export(self) -> None:

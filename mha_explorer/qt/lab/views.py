@@ -4,11 +4,13 @@ pruning curve, the answer and the surviving heads' maps)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QSplitter,
     QTableWidget,
     QTabWidget,
     QVBoxLayout,
@@ -19,9 +21,18 @@ from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.map_grid import MapGrid
 from mha_explorer.qt.lab.plots import CurvePlot
 from mha_explorer.qt.lab.reflow import Reflow
-from mha_explorer.qt.lab.splitters import columns, rows
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
+
+
+def split(orientation: Qt.Orientation, *widgets: QWidget) -> QSplitter:
+    """Panels side by side or one over the other, each border draggable, none collapsing
+    to nothing (a collapsed plot looks like a missing one)."""
+    splitter = QSplitter(orientation)
+    splitter.setChildrenCollapsible(False)
+    for widget in widgets:
+        splitter.addWidget(widget)
+    return splitter
 
 
 def headed(heading: QLabel, view: QWidget) -> QWidget:
@@ -57,7 +68,8 @@ class LabViews(QWidget):
         self.answer = QLabel(wordWrap=True)
         self.survivors = MapGrid()
         self.survivors.prepare(PREPARED_MAPS)
-        pruning = rows(columns(self.ranking, self.pruning_plot), headed(self.answer, self.survivors))
+        ranked = split(Qt.Orientation.Horizontal, self.ranking, self.pruning_plot)
+        pruning = split(Qt.Orientation.Vertical, ranked, headed(self.answer, self.survivors))
         self.tabs = QTabWidget()
         self.tabs.addTab(training, "Training")
         self.tabs.addTab(self.comparison, "Comparison")

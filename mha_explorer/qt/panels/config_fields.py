@@ -209,10 +209,7 @@ def scrolling_form(panel: QWidget) -> tuple[QScrollArea, QWidget, QFormLayout]:
     """A form in a scroll area that fills ``panel``: scrolls vertically, fits the width."""
     form_widget = QWidget()
     form_widget.setObjectName("controls_form")
-    scroll = scroll_area(form_widget)
-    outer = QVBoxLayout(panel)
-    outer.setContentsMargins(0, 0, 0, 0)
-    outer.addWidget(scroll)
+    scroll = scroll_area(form_widget, fill=panel)
     form = QFormLayout(form_widget)
     form.setContentsMargins(8, 8, 8, 8)
     form.setHorizontalSpacing(10)

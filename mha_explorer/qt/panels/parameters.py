@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QWidget
 
 from mha_explorer.core.plan import Plan
 from mha_explorer.core.units import format_bytes, format_count
@@ -59,10 +59,7 @@ class ParamsPanel(QWidget):
         content = QWidget()
         content.setObjectName("params_content")
         # fit the width, wrapping formulas, so the counts on the right are never cut off
-        scroll = scroll_area(content)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
+        scroll_area(content, fill=self)
         grid = QGridLayout(content)
         grid.setContentsMargins(10, 8, 10, 8)
         grid.setHorizontalSpacing(14)
