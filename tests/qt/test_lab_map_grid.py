@@ -65,6 +65,20 @@ def test_maps_are_square_and_inside_the_grid(qtbot, grid):
         assert box.right() <= grid.width() + 1 and box.bottom() <= grid.height() + 1
 
 
+def test_on_a_small_grid_every_map_stays_inside_and_is_titled_by_its_number(qtbot, grid):
+    grid.resize(300, 320)  # the Lab's map area at 1024×768
+    qtbot.waitUntil(lambda: grid.width() == 300)
+    _show(qtbot, grid, _maps(16))
+
+    def inside() -> bool:
+        return all(c.mapRectToScene(c.boundingRect()).right() <= grid.width() + 1 for c in grid.cells())
+
+    qtbot.waitUntil(inside)
+    assert [c.title.text for c in grid.cells()] == [str(i) for i in range(16)]
+    grid.resize(900, 420)  # room again: the full titles come back
+    qtbot.waitUntil(lambda: grid.cells()[0].title.text == "head 0")
+
+
 def test_a_smaller_run_then_a_larger_one_reuses_the_cells(qtbot, grid):
     _show(qtbot, grid, _maps(16))
     first = grid.cells()
@@ -95,3 +109,21 @@ def test_the_training_tab_puts_three_plots_in_a_row_when_wide_and_two_by_two_whe
     flow.resize(WIDE_PX - 200, 600)
     qtbot.waitUntil(lambda: not flow.wide)
     qtbot.waitUntil(lambda: plots[2].y() == view.y() > plots[0].y() == plots[1].y())
+
+
+def test_the_entropy_legend_names_heads_only_while_each_has_its_own_colour(qtbot):
+    from mha_explorer.qt.lab.plots import PALETTE, CurvePlot, color_for
+
+    plot = CurvePlot("Attention entropy per head", "step", "bits")
+    qtbot.addWidget(plot)
+    x = np.arange(5.0)
+
+    def family(n: int) -> None:
+        while not plot.set_family(x, np.ones((n, 5)), [f"head {i}" for i in range(n)],
+                                  [color_for(i) for i in range(n)]):
+            pass
+
+    family(len(PALETTE))
+    assert plot.plotItem.legend.isVisible()
+    family(len(PALETTE) + 8)
+    assert len(plot.curve_data()) == len(PALETTE) + 8 and not plot.plotItem.legend.isVisible()

@@ -29,6 +29,7 @@ LABEL_PX = 13  # room one token name needs along an axis at the axes' type size
 # fixed sizes around a map, so a cell's map can be made square before it is laid out
 LEFT_AXIS_PX, BOTTOM_AXIS_PX, TITLE_PX, CELL_MARGIN_PX = 34, 21, 20, 2
 GRID_MARGIN_PX, GRID_SPACING_PX = 4, 8
+COMPACT_SIDE_PX = 56  # a map narrower than this is titled by its number alone
 EXTRA_W = LEFT_AXIS_PX + 2 * CELL_MARGIN_PX
 EXTRA_H = TITLE_PX + BOTTOM_AXIS_PX + 2 * CELL_MARGIN_PX
 
@@ -78,6 +79,7 @@ class MapCell(pg.GraphicsLayout):
         self.image.setLookupTable(lut)
         self.view.addItem(self.image)
         self.token_names: tuple[list[str], list[str]] = ([], [])  # printed down the left, along the bottom
+        self.full_title, self.compact = "", False
 
     def set_size(self, tokens: int) -> None:
         self.view.setRange(xRange=(0, tokens), yRange=(0, tokens), padding=0)
@@ -95,8 +97,19 @@ class MapCell(pg.GraphicsLayout):
     def show(self, data: np.ndarray, title: str) -> None:
         # ImageItem reads [x, y]: the transpose puts keys across and queries down
         self.image.setImage(np.ascontiguousarray(data.T, dtype=np.float32), levels=(0.0, 1.0))
-        if self.title.text != title:
-            self.title.setText(title, size=TITLE_SIZE, color=self.ink)
+        self.full_title = title
+        self._show_title()
+
+    def set_compact(self, compact: bool) -> None:
+        """A map too small for "head 12" over it is titled "12": a title wider than its
+        map would widen the cell past the grid."""
+        self.compact = compact
+        self._show_title()
+
+    def _show_title(self) -> None:
+        text = self.full_title.replace("head ", "") if self.compact else self.full_title
+        if self.title.text != text:
+            self.title.setText(text, size=TITLE_SIZE, color=self.ink)
 
 
 class MapGrid(pg.GraphicsLayoutWidget):
@@ -189,6 +202,7 @@ class MapGrid(pg.GraphicsLayoutWidget):
         step = label_step(self._tokens, LABEL_PX, side)
         layout = self.ci.layout
         for i, cell in enumerate(self._placed):
+            cell.set_compact(side < COMPACT_SIDE_PX)
             # an aligned item gets its preferred size, so both say how big the cell is
             cell.setPreferredSize(side + EXTRA_W, side + EXTRA_H)
             cell.setMaximumSize(side + EXTRA_W, side + EXTRA_H)

@@ -67,7 +67,10 @@ class CurvePlot(pg.PlotWidget):
         if len(names) != self._family:
             self.clear_curves()
             self._family = len(names)
-            self.plotItem.legend.setColumnCount(max(1, math.ceil(len(names) / self.LEGEND_ROWS)))
+            legend = self.plotItem.legend
+            legend.setColumnCount(max(1, math.ceil(len(names) / self.LEGEND_ROWS)))
+            # past the palette, colours repeat: a legend would name two curves alike
+            legend.setVisible(len(names) <= len(PALETTE))
         upto = min(len(names), len(self._curves) + self.NEW_CURVES_PER_CALL)
         for i in range(upto):
             self.set_curve(names[i], x, ys[i], colors[i])
