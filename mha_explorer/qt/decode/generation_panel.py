@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QTabWidget, QVBoxLa
 
 from mha_explorer.qt.decode.decode_view import DecodeView
 from mha_explorer.qt.decode.tiles_view import TilesView
+from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
@@ -122,16 +123,15 @@ class GenerationPanel(QWidget):
     @staticmethod
     def _page(view: QWidget, *fields: tuple[str, QSpinBox]) -> QWidget:
         page = QWidget()
-        row = QHBoxLayout()
+        column = QVBoxLayout(page)
+        column.setContentsMargins(2, 2, 2, 2)
+        row = nested(column, QHBoxLayout())
         for text, spin in fields:
             label = QLabel(text)
             label.setBuddy(spin)
             row.addWidget(label)
             row.addWidget(spin)
         row.addStretch(1)
-        column = QVBoxLayout(page)
-        column.setContentsMargins(2, 2, 2, 2)
-        column.addLayout(row)
         column.addWidget(view, 1)
         return page
 

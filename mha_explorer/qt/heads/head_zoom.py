@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.head_maps import StageMaps, top_keys
 from mha_explorer.core.variant_maps import stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
+from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
     from mha_explorer.core.trace import Trace
@@ -74,22 +75,20 @@ class HeadDialog(QDialog):
         for corner in self.top_table.findChildren(QAbstractButton):  # Qt's own, unnamed
             corner.setAccessibleName("Select all keys")
             corner.setToolTip("Select the whole list")
-        form = QFormLayout()
-        form.addRow("&query", self.query_combo)
-        form.addRow("&top k", self.k_spin)
         self.top_box = QGroupBox("keys this query attends to most (softmax weights)")
         box = QVBoxLayout(self.top_box)
-        box.addLayout(form)
+        form = nested(box, QFormLayout())
+        form.addRow("&query", self.query_combo)
+        form.addRow("&top k", self.k_spin)
         box.addWidget(self.top_table, 1)
         self.top_box.setMinimumWidth(260)
 
-        maps_row = QHBoxLayout()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.caption)
+        maps_row = nested(layout, QHBoxLayout(), 1)
         maps_row.addWidget(self.cell, 1)
         maps_row.addWidget(self.bar_view)
         maps_row.addWidget(self.top_box)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.caption)
-        layout.addLayout(maps_row, 1)
         layout.addWidget(self.hover_label)
 
         self.query_combo.currentIndexChanged.connect(self._update_top)

@@ -31,6 +31,7 @@ from mha_explorer.core.head_maps import ATTENTION_STAGES, StageMaps, head_entrop
 from mha_explorer.core.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
+from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.stage.stage_notes import weights_note
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ class HeatmapPanel(QWidget):
             textFormat=Qt.TextFormat.PlainText)
         self.hover_label.setMinimumHeight(self.hover_label.fontMetrics().height() + 4)
 
-        controls = QHBoxLayout()
+        layout = QVBoxLayout(self)
+        controls = nested(layout, QHBoxLayout())
         self.batch_label = batch_label = QLabel("&batch element")
         batch_label.setBuddy(self.batch_spin)
         self.tensor_label = QLabel("&tensor")
@@ -126,14 +128,11 @@ class HeatmapPanel(QWidget):
         self.bar_view = ColorBarView()
         self.color_bar = self.bar_view.bar
 
-        maps_row = QHBoxLayout()
-        maps_row.addWidget(self.scroll, 1)
-        maps_row.addWidget(self.bar_view)
-        layout = QVBoxLayout(self)
-        layout.addLayout(controls)
         layout.addWidget(self.caption)
         layout.addWidget(self.weights_note)
-        layout.addLayout(maps_row, 1)
+        maps_row = nested(layout, QHBoxLayout(), 1)
+        maps_row.addWidget(self.scroll, 1)
+        maps_row.addWidget(self.bar_view)
 
         self.batch_spin.valueChanged.connect(controller.set_batch_index)
         self.tensor_combo.currentIndexChanged.connect(self.refresh)

@@ -30,6 +30,7 @@ from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
 from mha_explorer.qt.lab.views import LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
+from mha_explorer.qt.nesting import nested
 
 SWEEP_HEADS = "1,2,4,8,16"
 SHUTDOWN_WAIT_MS = 5_000
@@ -90,7 +91,9 @@ class LabPage(QWidget):
         self.error.setStyleSheet("color: #B00020")
         self.progress = QLabel()
         self.progress.setWordWrap(True)
-        form = QFormLayout()
+        self.controls = QWidget()
+        box = QVBoxLayout(self.controls)
+        form = nested(box, QFormLayout())
         # the explanation and the sample take the whole width: a narrow column leaves the
         # plots more room
         for label, widget in (("Task", self.task), ("", self.explanation), ("", self.sample),
@@ -101,15 +104,11 @@ class LabPage(QWidget):
                 form.addRow(label, widget)
             else:
                 form.addRow(widget)
-        self.controls = QWidget()
-        box = QVBoxLayout(self.controls)
-        box.addLayout(form)
         for pair in ((self.train_button, self.sweep_button), (self.pause_button, self.cancel_button),
                      (self.save_button, self.load_button), (self.stage_button, self.export_button)):
-            row = QHBoxLayout()
+            row = nested(box, QHBoxLayout())
             for b in pair:
                 row.addWidget(b)
-            box.addLayout(row)
         box.addWidget(self.progress)
         box.addWidget(self.error)
         box.addStretch(1)

@@ -21,6 +21,7 @@ from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.map_grid import MapGrid
 from mha_explorer.qt.lab.plots import CurvePlot
 from mha_explorer.qt.lab.reflow import Reflow
+from mha_explorer.qt.nesting import nested
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
 
@@ -75,10 +76,9 @@ class LabViews(QWidget):
         self.tabs.addTab(self.comparison, "Comparison")
         self.tabs.addTab(pruning, "Ablation && pruning")
         self.shown_run = QComboBox()
-        pick = QHBoxLayout()
-        pick.addWidget(QLabel("Run shown"))
-        pick.addWidget(self.shown_run, 1)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(pick)
+        pick = nested(column, QHBoxLayout())
+        pick.addWidget(QLabel("Run shown"))
+        pick.addWidget(self.shown_run, 1)
         column.addWidget(self.tabs)

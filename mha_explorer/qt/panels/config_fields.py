@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.config import FIELD_LABELS, MHAConfig, divisors, sentence_tokens
 from mha_explorer.core.presets import PRESETS
+from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
 
 CUSTOM = "Custom"
@@ -136,7 +137,7 @@ class FieldBox(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         for widgets in rows:
-            row = QHBoxLayout()
+            row = nested(layout, QHBoxLayout())
             row.setSpacing(6)
             for w in widgets:
                 # a check box keeps to the left even when its neighbour is tucked away
@@ -144,7 +145,6 @@ class FieldBox(QWidget):
                 row.addWidget(w, 0, Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag(0))
             if all(isinstance(w, (QCheckBox, QToolButton)) for w in widgets):
                 row.addStretch(1)  # buttons keep their own width, left-aligned
-            layout.addLayout(row)
 
         self.error_label = QLabel()
         self.error_label.setObjectName(f"error_{field}")

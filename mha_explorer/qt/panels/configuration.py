@@ -176,7 +176,7 @@ class ControlsPanel(QWidget):
     def _build_form(self) -> None:
         # the form scrolls rather than squeezes: an inline error must never be clipped,
         # and presentation mode's large type makes the form taller than most docks
-        self._scroll, form_widget, form = scrolling_form(self)
+        self.form_scroll, form_widget, form = scrolling_form(self)
         form.addRow(self.boxes["general"])
         for key, text in ROW_LABELS.items():
             label = QLabel(text)
@@ -214,8 +214,8 @@ class ControlsPanel(QWidget):
         """Never narrower than the form: the horizontal scroll bar is off, so a form
         wider than the dock (larger type in presentation mode) would be cut off."""
         self._form_widget.adjustSize()
-        self._scroll.setMinimumWidth(self._form_widget.minimumSizeHint().width()
-                                     + self._scroll.verticalScrollBar().sizeHint().width())
+        self.form_scroll.setMinimumWidth(self._form_widget.minimumSizeHint().width()
+                                     + self.form_scroll.verticalScrollBar().sizeHint().width())
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -27,6 +27,7 @@ from mha_explorer.core.config import CAPS, FIELD_LABELS, ConfigError, MHAConfig
 from mha_explorer.core.edits import merge_edits
 from mha_explorer.core.mla_plan import MLA_FIELDS, mla_dims
 from mha_explorer.core.specs import POSITION_KINDS
+from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.panels.config_fields import gqa_default, suggestion_name, suggestion_text
 
 ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
@@ -127,6 +128,7 @@ class VariantFields(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #B00020;")
         self._fixes = QHBoxLayout()
+        self._fix_buttons: list[QPushButton] = []
         self._build()
         self.kind_box.activated.connect(
             lambda i: self._edit(kind_changes(ATTENTION_KINDS[i], controller.config)))
@@ -141,10 +143,9 @@ class VariantFields(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        top = QFormLayout()
+        top = nested(outer, QFormLayout())
         top.addRow("Attention", self.kind_box)
         top.addRow("Positions", self.positions_box)
-        outer.addLayout(top)
         self.mla_group = QGroupBox("Latent attention (MLA)", objectName="variant_mla")
         form = QFormLayout(self.mla_group)
         for name, (label, _, _) in SIZE_FIELDS.items():
@@ -204,10 +205,12 @@ class VariantFields(QWidget):
 
     def show_error(self, err: ConfigError | None) -> None:
         """The mistake and its fixes, when it is about one of this group's fields."""
-        while self._fixes.count():
-            item = self._fixes.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+        # the buttons we made, not the layout's items: asking for those wraps them
+        for button in self._fix_buttons:
+            self._fixes.removeWidget(button)
+            button.hide()
+            button.deleteLater()
+        self._fix_buttons = []
         if err is None or err.field not in OWN_FIELDS:
             self.error_label.hide()
             return
@@ -218,7 +221,7 @@ class VariantFields(QWidget):
             button.setToolTip("apply this fix")
             button.clicked.connect(lambda _=False, s=suggestion: self._apply_fix(s))
             self._fixes.addWidget(button)
+            self._fix_buttons.append(button)
 
     def suggestion_buttons(self) -> list[QPushButton]:
-        return [self._fixes.itemAt(i).widget() for i in range(self._fixes.count())
-                if isinstance(self._fixes.itemAt(i).widget(), QPushButton)]
+        return list(self._fix_buttons)

@@ -44,7 +44,7 @@ def config_page(window: MainWindow) -> QWidget:
     kind, latent sizes, mask, positions; each part scrolls on its own."""
     window.variant_fields = VariantFields(window.controller)
     column = window.controls.layout()
-    form_scroll = column.itemAt(0).widget()
+    form_scroll = window.controls.form_scroll  # not through the layout's items: no wrapper on one
     split = QSplitter(Qt.Orientation.Vertical, objectName="configuration_split")
     split.setChildrenCollapsible(False)
     column.addWidget(split)

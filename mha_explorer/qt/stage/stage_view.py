@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
@@ -99,11 +100,10 @@ class StageView(QWidget):
         header = QVBoxLayout(self.header)
         header.setContentsMargins(16, 10, 12, 6)
         header.setSpacing(8)
-        top_row = QHBoxLayout()
+        top_row = nested(header, QHBoxLayout())
         top_row.addWidget(self.counter, 1)
         top_row.addWidget(self.head_label)
         top_row.addWidget(self.head_spin)
-        header.addLayout(top_row)
         for widget in (self.title, self.formula, self.explanation, self.sentence, self.scaling,
                        self.costs):
             header.addWidget(widget)
