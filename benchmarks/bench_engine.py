@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from mha_explorer.core import engine  # noqa: E402
 from mha_explorer.core.config import MHAConfig  # noqa: E402
+from mha_explorer.core.engine import runner as engine  # noqa: E402
 
 CONFIGS = [(512, 8, 4, 16), (768, 12, 2, 128), (768, 12, 1, 1024), (4096, 32, 1, 2048)]
 GOAL = 1.25

@@ -123,7 +123,7 @@ def matplotlib_grid(arrays, levels):
 
 def bench_refresh(app) -> None:
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.head_maps import head_entropies
+    from mha_explorer.core.display.head_maps import head_entropies
 
     print("1. Refresh every head at softmax: CPU ms (median) / best wall ms; "
           "panel and figure 1400 x 900 px")
@@ -238,7 +238,7 @@ def bench_config_edit(app, edits: int = 8) -> None:
 
 LARGE_CHILD = """
 import sys, time
-from mha_explorer.core import engine
+from mha_explorer.core.engine import runner as engine
 from mha_explorer.core.config import MHAConfig
 cfg = MHAConfig(**{config})
 cancel_at = {cancel_at}
@@ -281,7 +281,7 @@ def bench_large() -> None:
     import psutil
 
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.memory import estimate, format_bytes
+    from mha_explorer.core.plan.memory import estimate, format_bytes
 
     cfg = MHAConfig(**LARGE_CONFIG)
     est = estimate(cfg)

@@ -21,9 +21,9 @@ MiB = 1 << 20
 
 CHILD = r"""
 import json, sys
-from mha_explorer.core import engine
+from mha_explorer.core.engine import runner as engine
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.memory import estimate
+from mha_explorer.core.plan.memory import estimate
 
 def status(field):
     with open("/proc/self/status") as f:

@@ -58,7 +58,7 @@ def bench_in_process(repeat: int) -> None:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.memory import default_budget, estimate
+    from mha_explorer.core.plan.memory import default_budget, estimate
     from mha_explorer.qt.shell.app import application, build_window
 
     app = application()

@@ -9,7 +9,7 @@ Each measurement runs in a fresh child process, which reports its peak resident
 memory (VmHWM from /proc/self/status) and its wall time:
 
 - ``inputs``: only Q, K and V made, the floor both paths share;
-- ``tiled``: mha_explorer.core.tiled.tiled_attention with the config's mask;
+- ``tiled``: mha_explorer.core.engine.tiled.tiled_attention with the config's mask;
 - ``sdpa``: torch.nn.functional.scaled_dot_product_attention (is_causal), which on
   the CPU is itself a fused, tiled kernel.
 
@@ -44,8 +44,8 @@ def child(what: str, d_model: int, heads: int, batch: int, seq: int, causal: boo
     import torch
     import torch.nn.functional as F
 
-    from mha_explorer.core.specs import MaskSpec
-    from mha_explorer.core.tiled import tiled_attention
+    from mha_explorer.core.engine.tiled import tiled_attention
+    from mha_explorer.core.specs.masks import MaskSpec
 
     torch.set_num_threads(threads)
     dk = d_model // heads
@@ -82,7 +82,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=min(os.cpu_count() or 1, 16))
     p.add_argument("--child", choices=("inputs", "tiled", "sdpa"))
     args = p.parse_args()
-    from mha_explorer.core.tile_plan import parse_block
+    from mha_explorer.core.plan.tiles import parse_block
 
     block = parse_block(args.block)
     if args.child:
@@ -90,7 +90,7 @@ def main() -> None:
                                block, args.threads)))
         return
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.tile_plan import tile_plan
+    from mha_explorer.core.plan.tiles import tile_plan
     from mha_explorer.core.units import format_bytes, format_count
 
     cfg = MHAConfig(d_model=args.d_model, n_heads=args.heads, batch=args.batch, seq=args.seq,

@@ -42,7 +42,7 @@ def maps_of_layer(pieces: tuple[str, ...], layer: int):
     import torch
 
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.trained.source import MiniLMWeights
+    from mha_explorer.core.models.minilm.source import MiniLMWeights
 
     cfg = MHAConfig(d_model=384, n_heads=12, batch=1, seq=len(pieces), tokens=pieces,
                     weights="minilm-l6", layer=layer)
@@ -66,15 +66,15 @@ def child() -> dict:
     rss0 = proc.memory_info().rss
     calls: list[float] = []
     t0 = time.perf_counter()
-    from mha_explorer.core.trained.model import load_model
-    from mha_explorer.core.trained.tokenizer import load_tokenizer, sentence_pieces
+    from mha_explorer.core.models.minilm.model import load_model
+    from mha_explorer.core.models.minilm.tokenizer import load_tokenizer, sentence_pieces
 
     load_model(progress=calls.append)
     load_tokenizer()
     load_s = time.perf_counter() - t0
     rss_loaded = proc.memory_info().rss
 
-    from mha_explorer.core.trained.report import heads_report, sentence_maps
+    from mha_explorer.core.models.minilm.report import heads_report, sentence_maps
 
     sentence_maps(_sentence(8, 99))  # first call pays for one-time set-up in torch
     one_layer: dict[tuple[int, int], list[float]] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from mha_explorer.core import safe_files
+from mha_explorer.core.system import safe_files
 
 EXIT_IO = 1
 
@@ -54,7 +54,7 @@ def report_io_error(exc: OSError) -> int:
 
 def report_interrupt() -> int:
     """Ctrl+C: unfinished temporary files go, one line, exit 130."""
-    from mha_explorer.core.interrupts import EXIT_INTERRUPTED
+    from mha_explorer.core.system.interrupts import EXIT_INTERRUPTED
 
     safe_files.discard_unfinished()
     print("mha-explorer: interrupted", file=sys.stderr)

@@ -10,10 +10,10 @@ from typing import Any
 
 from mha_explorer.cli.variant_flags import add_variant_flags, check_attention_choice, variant_changes
 from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
-from mha_explorer.core.edits import apply_edits
-from mha_explorer.core.presets import get_preset
-from mha_explorer.core.trained.model_info import INSTALL_HINT, MODEL_FIELDS, N_LAYERS, WEIGHTS_NAME
-from mha_explorer.core.trained.pieces import as_pieces
+from mha_explorer.core.config.edits import apply_edits
+from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.models.minilm.info import INSTALL_HINT, MODEL_FIELDS, N_LAYERS, WEIGHTS_NAME
+from mha_explorer.core.models.minilm.pieces import as_pieces
 
 EXIT_USAGE = 2
 THEME_NAMES = ("light", "dark")

@@ -13,8 +13,8 @@ import json
 
 from mha_explorer.cli.common import add_config_flags, config_from_args, fail, whole_number
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.decode_plan import MAX_STEPS, cache_layout, decode_config, decode_steps
-from mha_explorer.core.presets import get_preset
+from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.plan.decode import MAX_STEPS, cache_layout, decode_config, decode_steps
 from mha_explorer.core.units import format_bytes, format_count
 
 TABLE_HEAD_ROWS = 12  # a long run prints its first and last rows
@@ -125,7 +125,7 @@ def format_report(d: dict) -> str:
 
 
 def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
-    from mha_explorer.core import decode_engine  # torch: only when asked for
+    from mha_explorer.core.engine import decode as decode_engine  # torch: only when asked for
 
     return decode_engine.max_abs_diff_vs_full(decode_engine.run_decode(cfg, prompt, steps))
 

@@ -17,9 +17,9 @@ from mha_explorer.cli.common import (
     one_line,
 )
 from mha_explorer.console import emit, report_io_error
-from mha_explorer.core.export_spec import parse_formats, parse_size, parse_stages
-from mha_explorer.core.interrupts import deferred_interrupt
-from mha_explorer.core.plan import STAGE_IDS
+from mha_explorer.core.specs.export import parse_formats, parse_size, parse_stages
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.system.interrupts import deferred_interrupt
 
 NAME = "export"
 
@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
         return fail("export draws the MHA/GQA/MQA stages; latent attention has no pictures yet "
                     "(its shapes and arithmetic: mha-explorer shapes --attention mla)")
     _headless()
-    from mha_explorer.core import engine  # torch: only once the flags are known to be good
-    from mha_explorer.core.memory import MemoryBudgetError
+    from mha_explorer.core.engine import runner as engine  # torch: only once the flags are known to be good
+    from mha_explorer.core.plan.memory import MemoryBudgetError
 
     try:
         trace = engine.run(config)

@@ -15,7 +15,7 @@ import sys
 
 from mha_explorer.cli.common import fail
 from mha_explorer.core.config import ConfigError
-from mha_explorer.core.trained import model_info as info
+from mha_explorer.core.models.minilm import info
 
 NAME = "heads"
 HEADS_WEIGHTS = (info.WEIGHTS_NAME,)  # random weights have no trained heads to report
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"weights {weights!r} have no trained heads to report; use --weights "
                      f"{info.WEIGHTS_NAME}")
     try:
-        from mha_explorer.core.trained.report import heads_report
+        from mha_explorer.core.models.minilm.report import heads_report
 
         report = heads_report(_layer(args.heads_layer), args.heads_sentence, ablate=args.heads_ablate)
     except ConfigError as err:

@@ -13,18 +13,19 @@ import json
 from mha_explorer.cli.common import add_config_flags, config_from_args
 from mha_explorer.console import emit
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.kv_compare import (
+from mha_explorer.core.config.presets import PRESETS
+from mha_explorer.core.plan.build import Plan, build_plan
+from mha_explorer.core.plan.kv_cache import (
     KV_COMPARE_HEADER,
     kv_cache_bytes,
     kv_compare_rows,
     kv_compare_table,
 )
-from mha_explorer.core.mla_plan import mla_dims
-from mha_explorer.core.plan import Plan, build_plan, param_plan
-from mha_explorer.core.presets import PRESETS
-from mha_explorer.core.tables import SHAPE_COLUMNS, shape_table
+from mha_explorer.core.plan.variants import params_for
+from mha_explorer.core.text.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.core.units import format_bytes, format_count
-from mha_explorer.core.variant_plan import params_for
+from mha_explorer.core.variants.grouped.params import param_plan
+from mha_explorer.core.variants.latent.dims import mla_dims
 
 NAME = "shapes"
 

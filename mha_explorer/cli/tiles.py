@@ -15,7 +15,7 @@ import json
 from mha_explorer.cli.common import add_config_flags, fail
 from mha_explorer.cli.decode import add_layer_flags, config_with_window
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.tile_plan import parse_block, tile_plan
+from mha_explorer.core.plan.tiles import parse_block, tile_plan
 from mha_explorer.core.units import format_bytes, format_count
 
 CHECK_MAX_CELLS = 1 << 24  # B·H·T·S compared against the full computation
@@ -49,7 +49,7 @@ def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
         report["notes"].append(f"not compared with the full computation: B·H·T·S is {cells:,} cells, "
                                f"above {CHECK_MAX_CELLS:,}")
     else:
-        from mha_explorer.core.tiled import max_abs_diff_vs_full  # torch: only for a size it can check
+        from mha_explorer.core.engine.tiled import max_abs_diff_vs_full  # torch: only for a size it can check
 
         report["max_abs_diff_vs_full"] = max_abs_diff_vs_full(cfg, block)
     return report

@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.mla_plan import MLA_FIELDS
+from mha_explorer.core.variants.latent.dims import MLA_FIELDS
 
 ATTENTION_CHOICES = ("mha", "gqa", "mqa", "mla")
 POSITION_CHOICES = ("none", "sinusoidal", "learned", "rope")

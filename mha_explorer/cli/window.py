@@ -11,8 +11,8 @@ import argparse
 
 from mha_explorer.cli.common import THEME_NAMES, config_from_args
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import STAGE_IDS
-from mha_explorer.core.tables import STAGE_LABELS
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.text.tables import STAGE_LABELS
 
 
 def add_window_flags(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def add_window_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mha_explorer.core.env import settings_flag
+    from mha_explorer.core.system.env import settings_flag
     from mha_explorer.qt.shell.app import run_app  # Qt is imported only to open the window
     from mha_explorer.qt.shell.settings import Preferences
 

@@ -4,7 +4,7 @@ it is said in the status line (beside every result) and the default is used."""
 
 from __future__ import annotations
 
-from mha_explorer.core.memory import BudgetSettingError, budget_from_env, default_budget
+from mha_explorer.core.plan.memory import BudgetSettingError, budget_from_env, default_budget
 
 
 class BudgetMixin:

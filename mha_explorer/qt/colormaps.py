@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 import pyqtgraph as pg
 
-from mha_explorer.core.colors import WEIGHTS_COLORMAP
+from mha_explorer.core.display.colors import WEIGHTS_COLORMAP
 
 
 @lru_cache(maxsize=4)

@@ -13,13 +13,13 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.edits import apply_edits
-from mha_explorer.core.memory import Estimate, MemoryBudgetError, estimate
-from mha_explorer.core.plan import Plan, build_plan
-from mha_explorer.core.presets import get_preset
-from mha_explorer.core.tables import STAGE_LABELS
-from mha_explorer.core.trace import Trace, current_trace
-from mha_explorer.core.variant_plan import carry_stage
+from mha_explorer.core.config.edits import apply_edits
+from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.plan.build import Plan, build_plan
+from mha_explorer.core.plan.memory import Estimate, MemoryBudgetError, estimate
+from mha_explorer.core.stages.ids import carry_stage
+from mha_explorer.core.stages.trace import Trace, current_trace
+from mha_explorer.core.text.tables import STAGE_LABELS
 from mha_explorer.qt.budget import BudgetMixin
 from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal, Slot
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.trace import Cancelled, Trace
+from mha_explorer.core.stages.trace import Cancelled, Trace
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ RunFunction = Callable[[ComputeRequest, Callable[[], bool], Callable[[float], No
 
 
 def load_engine():
-    from mha_explorer.core import engine  # imports torch, on the calling thread
+    from mha_explorer.core.engine import runner as engine  # imports torch, on the calling thread
 
     return engine
 

@@ -143,7 +143,7 @@ def test_decode_and_the_tile_counts_never_import_torch():
         "import argparse, sys\n"
         "from mha_explorer import cli\n"
         "from mha_explorer.cli import decode\n"
-        "from mha_explorer.core import tile_plan\n"
+        "from mha_explorer.core.plan import tiles as tile_plan\n"
         "p = cli.Parser(); sub = p.add_subparsers(dest='command')\n"
         "decode.register(sub)\n"
         "rc = decode.run(p.parse_args(['decode', '--prompt', '3', '--steps', '2', '--json']))\n"

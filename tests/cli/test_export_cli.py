@@ -19,8 +19,9 @@ from PySide6.QtGui import QImage
 
 from mha_explorer.cli import main
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.export_spec import stage_stem
-from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.core.specs.export import stage_stem
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.plan.build import build_plan
 
 SMALL = ["--d-model", "32", "--heads", "4", "--kv-heads", "2", "--seq", "5", "--batch", "1",
          "--causal", "--device", "cpu"]
@@ -139,7 +140,7 @@ def test_a_planted_link_stops_the_export_with_exit_1_and_its_name(tmp_path):
 
 
 def test_a_full_disk_exits_1_with_the_reason_and_no_part_files(qapp, tmp_path, monkeypatch):
-    from mha_explorer.core import safe_files
+    from mha_explorer.core.system import safe_files
 
     real = safe_files._write_all
     written = []

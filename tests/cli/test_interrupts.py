@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtGui import QImage
 
-from mha_explorer.core.safe_files import PART_SUFFIX
+from mha_explorer.core.system.safe_files import PART_SUFFIX
 
 pytestmark = pytest.mark.skipif(sys.platform.startswith("win"), reason="POSIX signals")
 DEADLINE_S = 120

@@ -16,8 +16,9 @@ import pytest
 
 from mha_explorer.cli import build_parser, main
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import STAGE_IDS, build_plan
-from mha_explorer.core.presets import PRESETS
+from mha_explorer.core.config.presets import PRESETS
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.stages.ids import STAGE_IDS
 
 CONFIG_FLAGS = {
     "--preset", "--d-model", "--heads", "--kv-heads", "--batch", "--seq", "--kv-seq",

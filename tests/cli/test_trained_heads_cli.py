@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mha_explorer.cli import heads as heads_command
-from mha_explorer.core.trained.files import is_available
+from mha_explorer.core.models.minilm.files import is_available
 
 AVAILABLE, WHY = is_available()
 needs_package = pytest.mark.skipif(not AVAILABLE, reason=WHY)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mha_explorer.core.trained.files import is_available
+from mha_explorer.core.models.minilm.files import is_available
 
 ROOT = Path(__file__).resolve().parents[2]
 AVAILABLE, WHY = is_available()
@@ -94,7 +94,7 @@ def test_a_saved_trained_config_opens_without_reading_the_tokenizer_again(monkey
 
     from mha_explorer.cli import common
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.trained import model_info as info
+    from mha_explorer.core.models.minilm import info
 
     def no_tokenizer(_tokens):
         raise AssertionError("the tokenizer was read")

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mha_explorer.core.copies import kernel_copies
+from mha_explorer.core.variants.grouped.copies import kernel_copies
 
 COPYING = ("aten.clone", "aten.copy_", "aten.contiguous")
 

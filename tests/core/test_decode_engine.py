@@ -15,9 +15,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mha_explorer.core import engine
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.decode_engine import layer_tensors, run_decode
+from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.engine.decode import layer_tensors, run_decode
 
 ATOL = 1e-5  # fp32
 

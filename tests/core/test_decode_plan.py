@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.decode_plan import MAX_STEPS, cache_growth, decode_steps
+from mha_explorer.core.plan.decode import MAX_STEPS, cache_growth, decode_steps
 
 VARIANTS = {
     "MHA": MHAConfig(d_model=64, n_heads=8, batch=3),

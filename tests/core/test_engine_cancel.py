@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mha_explorer.core import engine
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.engine_steps import TILE_FLOPS, Work, linear
-from mha_explorer.core.plan import build_plan
-from mha_explorer.core.trace import Cancelled
+from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.kernels.steps import TILE_FLOPS, Work, linear
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.stages.trace import Cancelled
 
 
 def test_cancel_after_the_first_progress_stops_before_any_more_work():
@@ -60,7 +60,7 @@ def test_projection_work_between_cancel_checks_stays_small(d_in, d_out, rows):
 
 
 def test_cancel_is_seen_while_weights_are_drawn_and_nothing_half_made_is_kept():
-    from mha_explorer.core.weights import WEIGHT_CACHE
+    from mha_explorer.core.engine.weights import WEIGHT_CACHE
 
     WEIGHT_CACHE.clear()
     c = MHAConfig(d_model=2048, n_heads=16, batch=1, seq=4, device="cpu")  # 4M numbers per matrix

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.memory import estimate
+from mha_explorer.core.plan.memory import estimate
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
 

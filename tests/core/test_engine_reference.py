@@ -15,11 +15,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mha_explorer.core import memory
-from mha_explorer.core import weights as weight_sources
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.engine import run
-from mha_explorer.core.memory import MemoryBudgetError, format_bytes
+from mha_explorer.core.engine import weights as weight_sources
+from mha_explorer.core.engine.runner import run
+from mha_explorer.core.plan import memory
+from mha_explorer.core.plan.memory import MemoryBudgetError, format_bytes
 
 FP32 = dict(atol=1e-5, rtol=1e-5)
 

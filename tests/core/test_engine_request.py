@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from mha_explorer.core import engine
-from mha_explorer.core import weights as weight_sources
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.engine import DisplayCapError, EngineRequest
-from mha_explorer.core.memory import FULL_DETAIL_MAX_CELLS, MemoryBudgetError, estimate
-from mha_explorer.core.trained.model_info import MODEL_FIELDS
+from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.engine import weights as weight_sources
+from mha_explorer.core.engine.runner import DisplayCapError, EngineRequest
+from mha_explorer.core.models.minilm.info import MODEL_FIELDS
+from mha_explorer.core.plan.memory import FULL_DETAIL_MAX_CELLS, MemoryBudgetError, estimate
 
 
 def small(**kw) -> MHAConfig:
@@ -105,7 +105,7 @@ def test_low_precision_weights_are_the_float32_draw_rounded():
 def test_positions_none_leaves_the_layer_unchanged():
     x = torch.randn(1, 3, 8)
     q, k = torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
-    from mha_explorer.core.engine_steps import add_positions, rotate_qk
+    from mha_explorer.core.kernels.steps import add_positions, rotate_qk
 
     c = MHAConfig(d_model=8, n_heads=2, seq=3)
     assert add_positions(x, c) is x

@@ -13,11 +13,12 @@ import torch
 import torch.nn.functional as F
 from test_mla import reference as mla_reference  # the per-head float64 loop beside it
 
-from mha_explorer.core import engine, engine_run
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.engine import LatentWholeOnlyError
-from mha_explorer.core.memory import MemoryBudgetError, estimate
-from mha_explorer.core.plan import build_plan
+from mha_explorer.core.engine import batches as engine_run
+from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.engine.runner import LatentWholeOnlyError
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.plan.memory import MemoryBudgetError, estimate
 
 
 def _f64(a) -> torch.Tensor:
@@ -163,7 +164,7 @@ def test_learned_positions_are_a_seeded_table_and_say_so():
 
 def test_trained_weights_with_latent_attention_are_refused_naming_weights(monkeypatch):
     cfg = MHAConfig(d_model=16, n_heads=2, seq=3, mla=True, device="cpu")
-    from mha_explorer.core import engine_mla
+    from mha_explorer.core.engine import latent as engine_mla
 
     monkeypatch.setattr(type(cfg.weights_spec), "trained", property(lambda self: True))
     with pytest.raises(ConfigError) as info:

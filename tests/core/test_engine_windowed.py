@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from mha_explorer.core import engine
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.memory import chunk_rows, shown_rows
-from mha_explorer.core.weights import RandomWeights
+from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.engine.weights import RandomWeights
+from mha_explorer.core.plan.memory import chunk_rows, shown_rows
 
 ATOL = 1e-5  # fp32, as DESIGN.md
 RTOL = 1e-4  # the blocked and the direct matmuls sum in different orders

@@ -6,7 +6,12 @@ import subprocess
 import sys
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.kv_compare import KV_COMPARE_HEADER, kv_cache_bytes, kv_compare_rows, kv_compare_table
+from mha_explorer.core.plan.kv_cache import (
+    KV_COMPARE_HEADER,
+    kv_cache_bytes,
+    kv_compare_rows,
+    kv_compare_table,
+)
 
 
 def test_llama_sized_rows_written_out():
@@ -51,8 +56,8 @@ def test_table_rows_carry_raw_numbers_and_the_ratio_to_mha():
 
 def test_the_variant_arithmetic_modules_import_without_torch_or_qt():
     # a fresh interpreter: this test process may have torch loaded already
-    modules = ("mla_plan", "mla_stages", "mask_plan", "positions", "positions_stages", "kv_compare",
-               "variant_plan", "variant_rules")
+    modules = ("variants.latent.dims", "variants.latent.stages", "specs.mask_counts", "specs.positions",
+               "plan.positions", "plan.kv_cache", "plan.variants", "config.rules")
     code = ("import sys; " + "; ".join(f"import mha_explorer.core.{m}" for m in modules)
             + "; import mha_explorer.cli.variant_flags; "
             "heavy = [m for m in ('torch', 'PySide6', 'pyqtgraph') if m in sys.modules]; "

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import build_plan
-from mha_explorer.core.specs import MaskSpec
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.specs.masks import MaskSpec
 
 
 def written_out(spec: MaskSpec, T: int, S: int) -> np.ndarray:

@@ -17,9 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.mask_plan import cached_tokens, check_mask, mask_counts, row_counts, skipped_flops
-from mha_explorer.core.mask_torch import attend, visible_block
-from mha_explorer.core.specs import MaskSpec
+from mha_explorer.core.config.rules import check_mask
+from mha_explorer.core.kernels.masks import attend, visible_block
+from mha_explorer.core.specs.mask_counts import cached_tokens, mask_counts, row_counts, skipped_flops
+from mha_explorer.core.specs.masks import MaskSpec
 
 
 def allowed(spec: MaskSpec, i: int, j: int, T: int, S: int) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mha_explorer.core.config import ConfigError
-from mha_explorer.core.memory import BUDGET_ENV, BudgetSettingError, budget_from_env, default_budget
+from mha_explorer.core.plan.memory import BUDGET_ENV, BudgetSettingError, budget_from_env, default_budget
 
 
 @pytest.mark.parametrize("value,expected", [

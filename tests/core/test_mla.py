@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.mla_engine import absorbed_output_weight, make_mla_weights, mla_forward
-from mha_explorer.core.mla_plan import mla_dims
-from mha_explorer.core.mla_stages import mla_absorbed_stages, mla_stages
+from mha_explorer.core.variants.latent.compute import absorbed_output_weight, make_mla_weights, mla_forward
+from mha_explorer.core.variants.latent.dims import mla_dims
+from mha_explorer.core.variants.latent.stages import mla_absorbed_stages, mla_stages
 
 
 def _rms(v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,7 @@ import pytest
 from torch import nn
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.mla_plan import check_mla, kv_cache_per_token, mla_dims, mla_param_plan
+from mha_explorer.core.variants.latent.dims import check_mla, kv_cache_per_token, mla_dims, mla_param_plan
 
 
 def block_modules(D, H, r_kv, r_q, nope, rope, v, bias) -> list[nn.Module]:
@@ -92,7 +92,7 @@ def test_a_valid_mla_config_passes():
 
 @pytest.mark.parametrize("key", ["deepseek-v2-lite", "deepseek-v3"])
 def test_each_terms_numbers_multiply_to_its_count(key):
-    from mha_explorer.core.presets import get_preset
+    from mha_explorer.core.config.presets import get_preset
 
     plan = mla_param_plan(get_preset(key).apply(MHAConfig()))
     for term in plan.terms:

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.engine import run
-from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.core.engine.runner import run
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.stages.ids import STAGE_IDS
 
 
 @st.composite
@@ -199,7 +200,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_plan_presets_memory_and_cli_import_no_torch_or_qt():
-    body = ("import mha_explorer.core.plan, mha_explorer.core.presets, mha_explorer.core.memory, "
+    body = ("import mha_explorer.core.plan.build, mha_explorer.core.config.presets, mha_explorer.core.plan.memory, "
             "mha_explorer.cli")
     r = _python(NO_HEAVY_IMPORTS.format(body=body))
     assert r.returncode == 0, r.stderr

@@ -16,16 +16,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.positions import (
-    check_positions,
+from mha_explorer.core.config.rules import check_positions
+from mha_explorer.core.kernels.positions import add_sinusoidal, apply_rope, rotate_half
+from mha_explorer.core.plan.positions import rope_stage, rope_width, sinusoidal_stage
+from mha_explorer.core.specs.positions import (
     rope_distance_curve,
     rope_frequencies,
     rope_score_at,
-    rope_width,
     sinusoidal_table,
 )
-from mha_explorer.core.positions_stages import rope_stage, sinusoidal_stage
-from mha_explorer.core.positions_torch import add_sinusoidal, apply_rope, rotate_half
 
 
 def complex_rope(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from mha_explorer.core.config import DTYPES, MHAConfig
-from mha_explorer.core.kv_compare import kv_compare_rows
-from mha_explorer.core.presets import PRESETS, get_preset
+from mha_explorer.core.config.presets import PRESETS, get_preset
+from mha_explorer.core.plan.kv_cache import kv_compare_rows
 
 
 def test_llama3_8b_caches_4_kib_per_token_and_layer():

@@ -12,10 +12,10 @@ import pytest
 from torch import nn
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.kv_compare import kv_compare_rows
-from mha_explorer.core.mla_plan import mla_param_plan
-from mha_explorer.core.plan import param_plan as mha_param_plan
-from mha_explorer.core.presets import PRESETS, get_preset
+from mha_explorer.core.config.presets import PRESETS, get_preset
+from mha_explorer.core.plan.kv_cache import kv_compare_rows
+from mha_explorer.core.variants.grouped.params import param_plan as mha_param_plan
+from mha_explorer.core.variants.latent.dims import mla_param_plan
 
 
 def param_plan(cfg: MHAConfig):

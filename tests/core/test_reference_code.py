@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import STAGE_IDS, build_plan
-from mha_explorer.core.reference_code import reference_code, stage_lines
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.text.reference_code import reference_code, stage_lines
 
 torch = pytest.importorskip("torch")
-from mha_explorer.core import engine  # noqa: E402  (needs torch)
+from mha_explorer.core.engine import runner as engine  # noqa: E402  (needs torch)
 
 CONFIGS = {
     "mha": MHAConfig(d_model=64, n_heads=4, batch=2, seq=6),
@@ -130,7 +131,7 @@ def test_merge_comment_says_when_nothing_is_copied():
 
 
 def test_the_module_imports_neither_torch_nor_qt():
-    import mha_explorer.core.reference_code as module
+    import mha_explorer.core.text.reference_code as module
 
     with open(module.__file__, encoding="utf-8") as f:
         source = f.read()

@@ -36,10 +36,12 @@ import torch.nn.functional as F
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from mha_explorer.core import engine, weights
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, ConfigError, MHAConfig
-from mha_explorer.core.memory import MemoryBudgetError, estimate
-from mha_explorer.core.plan import STAGE_IDS, build_plan
+from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.engine import weights
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.plan.memory import MemoryBudgetError, estimate
+from mha_explorer.core.stages.ids import STAGE_IDS
 
 FIELDS = tuple(f.name for f in dataclasses.fields(MHAConfig))
 INT_FIELDS = ("d_model", "n_heads", "n_kv_heads", "batch", "seq", "kv_seq", "seed")

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from mha_explorer.core import safe_files
+from mha_explorer.core.system import safe_files
 
 
 def leftovers(folder) -> list[str]:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import torch
 
-from mha_explorer.core.scaling import scaling_numbers
+from mha_explorer.core.display.scaling import scaling_numbers
 
 
 def torch_entropy_bits(scores: torch.Tensor) -> float:

@@ -14,8 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.specs import MaskSpec
-from mha_explorer.core.tile_plan import (
+from mha_explorer.core.plan.tiles import (
     FULL,
     PARTIAL,
     SKIPPED,
@@ -25,6 +24,7 @@ from mha_explorer.core.tile_plan import (
     tile_plan,
     tile_states,
 )
+from mha_explorer.core.specs.masks import MaskSpec
 
 
 def sees(i, j, T, S, causal, alignment, window):

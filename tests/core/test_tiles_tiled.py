@@ -14,9 +14,9 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mha_explorer.core.specs import MaskSpec
-from mha_explorer.core.tile_plan import PARTIAL, SKIPPED, tile_counts
-from mha_explorer.core.tiled import record_tiles, tiled_attention
+from mha_explorer.core.engine.tiled import record_tiles, tiled_attention
+from mha_explorer.core.plan.tiles import PARTIAL, SKIPPED, tile_counts
+from mha_explorer.core.specs.masks import MaskSpec
 
 ATOL = 1e-5  # fp32
 

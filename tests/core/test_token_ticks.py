@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from mha_explorer.core.token_ticks import elide, label_step, nice_step, spaced_positions
+from mha_explorer.core.display.token_ticks import elide, label_step, nice_step, spaced_positions
 
 
 def test_the_step_leaves_each_label_its_room():

@@ -9,8 +9,7 @@ import json
 import pytest
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.trained import files
-from mha_explorer.core.trained import model_info as info
+from mha_explorer.core.models.minilm import files, info
 
 AVAILABLE, WHY = files.is_available()
 needs_package = pytest.mark.skipif(not AVAILABLE, reason=WHY)
@@ -94,7 +93,7 @@ def test_config_rules_of_the_trained_model_name_the_field_and_the_fix():
 
 def test_loading_refuses_an_altered_file_before_reading_it(tmp_path, monkeypatch):
     pytest.importorskip("safetensors")
-    from mha_explorer.core.trained import model
+    from mha_explorer.core.models.minilm import model
 
     (tmp_path / info.WEIGHTS_FILE).write_bytes(b"\0" * 1024)  # would not even parse
     monkeypatch.setattr(model, "model_dir", lambda: tmp_path)

@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mha_explorer.core.trained.files import is_available
+from mha_explorer.core.models.minilm.files import is_available
 
 AVAILABLE, WHY = is_available()
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=WHY)
@@ -34,7 +34,7 @@ def reference():
     transformers = pytest.importorskip("transformers")
     from safetensors.torch import load_file
 
-    from mha_explorer.core.trained.files import model_dir
+    from mha_explorer.core.models.minilm.files import model_dir
 
     folder = model_dir()
     config = transformers.BertConfig.from_json_file(str(folder / "config.json"))
@@ -48,13 +48,13 @@ def reference():
 
 @pytest.fixture(scope="module")
 def ours():
-    from mha_explorer.core.trained.model import load_model
+    from mha_explorer.core.models.minilm.model import load_model
 
     return load_model()
 
 
 def _ids(sentence: str) -> list[int]:
-    from mha_explorer.core.trained.tokenizer import token_ids, wordpieces
+    from mha_explorer.core.models.minilm.tokenizer import token_ids, wordpieces
 
     return token_ids(wordpieces(sentence))
 
@@ -88,7 +88,7 @@ def _pooled(hidden: torch.Tensor) -> torch.Tensor:
 
 
 def test_tokens_are_word_pieces_with_cls_and_sep_and_no_padding():
-    from mha_explorer.core.trained.tokenizer import wordpieces
+    from mha_explorer.core.models.minilm.tokenizer import wordpieces
 
     pieces = wordpieces("Untiring cats")
     assert pieces[0] == "[CLS]" and pieces[-1] == "[SEP]"
@@ -98,7 +98,7 @@ def test_tokens_are_word_pieces_with_cls_and_sep_and_no_padding():
 
 
 def test_the_model_loads_once_and_a_sentence_is_computed_once(ours):
-    from mha_explorer.core.trained.model import load_model
+    from mha_explorer.core.models.minilm.model import load_model
 
     seen: list[float] = []
     assert load_model(progress=seen.append) is ours and seen == [1.0]  # no second read
@@ -139,8 +139,8 @@ def _straightforward_stages(w, x):
 @pytest.mark.parametrize("layer", range(1, 7))
 def test_weight_source_gives_each_layer_its_real_weights_and_input(reference, layer):
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.trained.source import MiniLMWeights
-    from mha_explorer.core.trained.tokenizer import wordpieces
+    from mha_explorer.core.models.minilm.source import MiniLMWeights
+    from mha_explorer.core.models.minilm.tokenizer import wordpieces
 
     pieces = wordpieces(SENTENCES[1])
     cfg = MHAConfig(d_model=384, n_heads=12, batch=3, seq=len(pieces), tokens=pieces,
@@ -187,7 +187,7 @@ def test_weight_source_gives_each_layer_its_real_weights_and_input(reference, la
 
 def test_weight_source_refuses_a_config_that_is_not_the_model():
     from mha_explorer.core.config import ConfigError, MHAConfig
-    from mha_explorer.core.trained.source import MiniLMWeights
+    from mha_explorer.core.models.minilm.source import MiniLMWeights
 
     pieces = ("[CLS]", "the", "cat", "[SEP]")
     with pytest.raises(ConfigError, match="384"):
@@ -206,7 +206,7 @@ def test_weight_source_refuses_a_config_that_is_not_the_model():
 
 @pytest.mark.parametrize(("layer", "head"), [(1, 2), (1, 7), (3, 0), (6, 11)])
 def test_switching_a_head_off_equals_bert_with_that_head_zeroed(reference, ours, layer, head):
-    from mha_explorer.core.trained.ablation import ablate_each_head
+    from mha_explorer.core.models.minilm.ablation import ablate_each_head
 
     ids = _ids(SENTENCES[0])
     base = _reference_run(reference, ids)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_explorer.core.trained import patterns
+from mha_explorer.core.models import patterns
 
 
 def _one_hot_rows(targets: list[int], S: int) -> np.ndarray:
@@ -78,12 +78,12 @@ PREVIOUS_TOKEN_SENTENCES = (
 
 @pytest.mark.parametrize("sentence", PREVIOUS_TOKEN_SENTENCES)
 def test_layer_one_has_a_previous_token_head(sentence):
-    from mha_explorer.core.trained.files import is_available
+    from mha_explorer.core.models.minilm.files import is_available
 
     ok, why = is_available()
     if not ok:
         pytest.skip(why)
-    from mha_explorer.core.trained.report import sentence_maps
+    from mha_explorer.core.models.minilm.report import sentence_maps
 
     found = sentence_maps(sentence)
     layer1 = found.maps[0]  # [H, T, T]
@@ -95,13 +95,13 @@ def test_layer_one_has_a_previous_token_head(sentence):
 
 
 def test_grid_badges_name_the_previous_token_head():
-    from mha_explorer.core.trained.files import is_available
+    from mha_explorer.core.models.minilm.files import is_available
 
     ok, why = is_available()
     if not ok:
         pytest.skip(why)
-    from mha_explorer.core.trained.report import grid_badges, pieces_maps
-    from mha_explorer.core.trained.tokenizer import wordpieces
+    from mha_explorer.core.models.minilm.report import grid_badges, pieces_maps
+    from mha_explorer.core.models.minilm.tokenizer import wordpieces
 
     found = pieces_maps(wordpieces(PREVIOUS_TOKEN_SENTENCES[1]))
     assert found.maps.shape == (6, 12, len(found.tokens), len(found.tokens))

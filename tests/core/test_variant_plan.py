@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import STAGE_IDS, build_plan, param_plan
-from mha_explorer.core.presets import get_preset
-from mha_explorer.core.variant_plan import (
-    kv_cache_figures,
-    mask_summary,
-    mla_summary,
-    params_for,
-)
+from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.plan.variants import kv_cache_figures, mask_summary, mla_summary, params_for
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.variants.grouped.params import param_plan
 
 
 def _ids(cfg: MHAConfig) -> list[str]:
@@ -65,7 +62,7 @@ def test_the_plan_carries_the_window_bound_cache_and_mla_counts():
 
 
 def test_an_edit_that_changes_the_stage_list_keeps_a_stage_doing_the_same_job():
-    from mha_explorer.core.variant_plan import carry_stage
+    from mha_explorer.core.stages.ids import carry_stage
 
     mha = build_plan(MHAConfig()).stage_ids
     latent = build_plan(MHAConfig(mla=True, positions="rope")).stage_ids

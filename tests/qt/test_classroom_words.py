@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.head_maps import row_entropy_bits
+from mha_explorer.core.models.patterns import row_entropy_bits
 from mha_explorer.qt.controller import BASE_STEP_MS
 
 WORDS = ("the", "cat", "sat", "<h1>BIG</h1>")

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.presets import PRESETS
+from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.panels.config_fields import gqa_default, suggestion_text
 from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.decode_engine import layer_tensors, project_heads, run_decode
-from mha_explorer.core.decode_plan import cache_growth, decode_steps
-from mha_explorer.core.tile_plan import tile_plan, tile_states
-from mha_explorer.core.tiled import record_tiles
+from mha_explorer.core.engine.decode import layer_tensors, project_heads, run_decode
+from mha_explorer.core.engine.tiled import record_tiles
+from mha_explorer.core.plan.decode import cache_growth, decode_steps
+from mha_explorer.core.plan.tiles import tile_plan, tile_states
 from mha_explorer.qt.decode.decode_view import DecodeView
 from mha_explorer.qt.decode.tiles_view import TilesView
 

@@ -10,10 +10,11 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from mha_explorer.core.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.head_maps import build_stage_maps, row_entropy_bits, top_keys
-from mha_explorer.core.memory import estimate
+from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
+from mha_explorer.core.display.head_maps import build_stage_maps, top_keys
+from mha_explorer.core.models.patterns import row_entropy_bits
+from mha_explorer.core.plan.memory import estimate
 from mha_explorer.qt.heads.head_cell import HeatmapCell, MapImage
 from mha_explorer.qt.heads.heads_panel import MIN_CELL_PX, POOL_KEEP, HeatmapPanel, grid_columns
 from mha_explorer.qt.heads.token_axis import TokenAxis

@@ -21,8 +21,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PySide6.QtCore import QByteArray
 
-from mha_explorer.core import safe_files
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.system import safe_files
 from mha_explorer.qt.shell.settings import FORMAT_VERSION, SETTINGS_ENV, Preferences
 
 

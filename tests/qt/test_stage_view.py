@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QPoint
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import STAGE_IDS
-from mha_explorer.core.reference_code import stage_lines
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.text.reference_code import stage_lines
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.stage.diagram_items import ChipItem, NoteItem, TextItem
 from mha_explorer.qt.stage.diagram_motion import duration_for

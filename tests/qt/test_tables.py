@@ -7,9 +7,9 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow
 
-from mha_explorer.core.colors import dim_color
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.memory import format_bytes
+from mha_explorer.core.display.colors import dim_color
+from mha_explorer.core.plan.memory import format_bytes
 from mha_explorer.core.units import format_count
 from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import CHIPS_ROLE, COLUMNS, ShapesTable

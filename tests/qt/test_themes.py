@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
-from mha_explorer.core.colors import DIM_COLORS, GROUP_COLORS
+from mha_explorer.core.display.colors import DIM_COLORS, GROUP_COLORS
 from mha_explorer.qt.heads.head_cell import badge_html
 from mha_explorer.qt.shell.theme import (
     AAA,

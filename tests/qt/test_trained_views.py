@@ -105,7 +105,7 @@ def test_ablation_ranking_puts_the_biggest_change_first(qtbot):
 
 def test_the_views_never_import_torch():
     code = ("import sys; import mha_explorer.qt.trained.layer_grid, mha_explorer.qt.trained.patterns_table, "
-            "mha_explorer.qt.trained.ablation_ranking, mha_explorer.core.trained.patterns, "
-            "mha_explorer.core.trained.model_info, mha_explorer.core.trained.files; "
+            "mha_explorer.qt.trained.ablation_ranking, mha_explorer.core.models.patterns, "
+            "mha_explorer.core.models.minilm.info, mha_explorer.core.models.minilm.files; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

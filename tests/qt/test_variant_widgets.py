@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import build_plan
-from mha_explorer.core.presets import get_preset
+from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.plan.build import build_plan
 from mha_explorer.qt.panels.kv_compare import KVCompareTable, layers_for, text_bar
 from mha_explorer.qt.panels.variant_fields import ATTENTION_KINDS, VariantFields
 from mha_explorer.qt.stage.generic_stage import GenericStageView, is_generic, stage_blocks

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.memory import BUDGET_ENV, DEFAULT_BUDGET_FRACTION, available_ram
+from mha_explorer.core.plan.memory import BUDGET_ENV, DEFAULT_BUDGET_FRACTION, available_ram
 from mha_explorer.qt.shell.app import build_window
 from mha_explorer.qt.shell.compute_gate import LAST_RUN_KEY
 from mha_explorer.qt.shell.settings import Preferences

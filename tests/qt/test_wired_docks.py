@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt, QUrl
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.trained.files import is_available
+from mha_explorer.core.models.minilm.files import is_available
 from mha_explorer.qt.panels import weights as weights_module
 from mha_explorer.qt.side_jobs import SideJobs
 
@@ -24,7 +24,7 @@ WAIT_MS = 60_000
 def tokenizer_pieces(text: str) -> list[str]:
     from tokenizers import Tokenizer
 
-    from mha_explorer.core.trained.files import model_dir
+    from mha_explorer.core.models.minilm.files import model_dir
 
     tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
     tok.no_truncation()

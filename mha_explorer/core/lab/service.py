@@ -106,7 +106,7 @@ class LabService:
         from mha_explorer.core.lab.analysis import ablate, prune
         from mha_explorer.core.lab.model import LabModelSpec
         from mha_explorer.core.lab.train import TrainSettings, train
-        from mha_explorer.core.trace import Cancelled
+        from mha_explorer.core.stages.trace import Cancelled
 
         settings = TrainSettings(steps=request.steps, seed=request.seed)
         try:

@@ -16,7 +16,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from mha_explorer.core.colors import dim_color
+from mha_explorer.core.display.colors import dim_color
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
 from mha_explorer.qt.decode.stepping import SteppedView

@@ -32,13 +32,13 @@ STEP_KEYS = {Qt.Key.Key_Right: "next", Qt.Key.Key_PageDown: "next", Qt.Key.Key_D
 
 
 def _decode(cfg, prompt, steps, layers, batch):
-    from mha_explorer.core.generation_data import decode_data  # torch, on the worker
+    from mha_explorer.core.display.generation import decode_data  # torch, on the worker
 
     return decode_data(cfg, prompt, steps, layers, batch)
 
 
 def _tiles(cfg, block):
-    from mha_explorer.core.generation_data import tiles_data  # torch, on the worker
+    from mha_explorer.core.display.generation import tiles_data  # torch, on the worker
 
     return tiles_data(cfg, block)
 

@@ -16,8 +16,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from mha_explorer.core.colors import dim_color
-from mha_explorer.core.tile_plan import FULL, PARTIAL, SKIPPED, TILE_STATE_NAMES
+from mha_explorer.core.display.colors import dim_color
+from mha_explorer.core.plan.tiles import FULL, PARTIAL, SKIPPED, TILE_STATE_NAMES
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
 from mha_explorer.qt.decode.stepping import SteppedView

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_explorer.core.colors import group_color, ink_on
-from mha_explorer.core.head_maps import HeatMap, StageMaps
+from mha_explorer.core.display.colors import group_color, ink_on
+from mha_explorer.core.display.head_maps import HeatMap, StageMaps
 from mha_explorer.qt.heads.token_axis import TokenAxis
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps

@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_explorer.core.head_maps import StageMaps, top_keys
-from mha_explorer.core.variant_maps import stage_maps
+from mha_explorer.core.display.head_maps import StageMaps, top_keys
+from mha_explorer.core.display.variant_maps import stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
-    from mha_explorer.core.trace import Trace
+    from mha_explorer.core.stages.trace import Trace
     from mha_explorer.qt.controller import Controller
 
 DEFAULT_TOP_K = 5

@@ -27,15 +27,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
-from mha_explorer.core.variant_maps import offers_tensor_choice, stage_maps
+from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
+from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.stage.stage_notes import weights_note
 
 if TYPE_CHECKING:
-    from mha_explorer.core.trace import Trace
+    from mha_explorer.core.stages.trace import Trace
     from mha_explorer.qt.controller import Controller
 
 MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable

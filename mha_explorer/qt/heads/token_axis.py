@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 
-from mha_explorer.core.token_ticks import label_step, nice_step
+from mha_explorer.core.display.token_ticks import label_step, nice_step
 
 LABEL_GAP_PX = 6  # air between neighbouring tick labels
 TEXT_SLACK_PX = 10  # pyqtgraph keeps a text space up to this much wider than its text

@@ -20,7 +20,7 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from mha_explorer.core.token_ticks import label_step, spaced_positions
+from mha_explorer.core.display.token_ticks import label_step, spaced_positions
 from mha_explorer.qt.colormaps import lookup_table
 
 MAX_COLUMNS = 8

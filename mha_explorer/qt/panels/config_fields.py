@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.config import FIELD_LABELS, MHAConfig, divisors, sentence_tokens
-from mha_explorer.core.presets import PRESETS
+from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
 

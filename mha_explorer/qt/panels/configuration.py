@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfig, sentence_tokens
-from mha_explorer.core.edits import merge_edits
+from mha_explorer.core.config.edits import merge_edits
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.config_fields import (
     ADVANCED_ROWS,

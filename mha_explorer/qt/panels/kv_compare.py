@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.kv_compare import KVRow, kv_compare_rows
-from mha_explorer.core.presets import PRESETS
+from mha_explorer.core.config.presets import PRESETS
+from mha_explorer.core.plan.kv_cache import KVRow, kv_compare_rows
 from mha_explorer.core.units import format_bytes
 
 COLUMNS = ("Variant", "Setting", "Per token (formula)", "Per token", "Tokens cached", "Per sequence",

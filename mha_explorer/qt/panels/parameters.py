@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QWidget
 
-from mha_explorer.core.plan import Plan
+from mha_explorer.core.plan.build import Plan
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.scrolling import scroll_area

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.colors import dim_color, ink_on
-from mha_explorer.core.plan import Plan
-from mha_explorer.core.tables import SHAPE_COLUMNS, shape_table
+from mha_explorer.core.display.colors import dim_color, ink_on
+from mha_explorer.core.plan.build import Plan
+from mha_explorer.core.text.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.shell.theme import LIGHT, Theme, theme_of
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.tables import STAGE_LABELS, stage_label
+from mha_explorer.core.text.tables import STAGE_LABELS, stage_label
 from mha_explorer.qt.controller import SPEEDS, Controller
 
 

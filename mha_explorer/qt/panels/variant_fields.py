@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.config import CAPS, FIELD_LABELS, ConfigError, MHAConfig
-from mha_explorer.core.edits import merge_edits
-from mha_explorer.core.mla_plan import MLA_FIELDS, mla_dims
-from mha_explorer.core.specs import POSITION_KINDS
+from mha_explorer.core.config.edits import merge_edits
+from mha_explorer.core.specs.positions import POSITION_KINDS
+from mha_explorer.core.variants.latent.dims import MLA_FIELDS, mla_dims
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.panels.config_fields import gqa_default, suggestion_name, suggestion_text
 

@@ -16,8 +16,8 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.trained import model_info as info
-from mha_explorer.core.trained.files import is_available
+from mha_explorer.core.models.minilm import info
+from mha_explorer.core.models.minilm.files import is_available
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
@@ -35,7 +35,7 @@ TRAINED_NOTE = (f"A trained layer: D {info.D_MODEL}, {info.N_HEADS} heads, biase
 def trained_edits(cfg: MHAConfig, layer: int) -> dict[str, Any]:
     """The edits that turn ``cfg`` into layer ``layer`` of the trained model; ConfigError
     (with the fix) when the package is missing or the sentence does not fit."""
-    from mha_explorer.core.trained.pieces import as_pieces
+    from mha_explorer.core.models.minilm.pieces import as_pieces
 
     pieces = as_pieces(cfg.tokens)
     return {**info.MODEL_FIELDS, "weights": info.WEIGHTS_NAME, "layer": layer,
@@ -132,7 +132,7 @@ class WeightsPanel(QWidget):
 
     def _pieces_current(self, cfg: MHAConfig) -> bool:
         """True when the tokens are already the model's pieces; otherwise re-read them."""
-        from mha_explorer.core.trained.pieces import as_pieces
+        from mha_explorer.core.models.minilm.pieces import as_pieces
 
         try:
             pieces = as_pieces(cfg.tokens)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPushButton
 
-from mha_explorer.core.memory import MemoryBudgetError
+from mha_explorer.core.plan.memory import MemoryBudgetError
 from mha_explorer.core.units import format_bytes
 
 if TYPE_CHECKING:

@@ -20,12 +20,12 @@ from PySide6.QtGui import QImage, QPainter, QPalette
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-from mha_explorer.core import safe_files
+from mha_explorer.core.system import safe_files
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, check_folder
-from mha_explorer.core.interrupts import checkpoint
-from mha_explorer.core.plan import build_plan
-from mha_explorer.core.tables import write_tables
+from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder
+from mha_explorer.core.system.interrupts import checkpoint
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.text.tables import write_tables
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.stage.stage_view import StageView
 

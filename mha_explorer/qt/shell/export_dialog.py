@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.export_spec import DEFAULT_SIZE, FORMATS, check_folder
+from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder
 from mha_explorer.qt.shell.export import ExportOptions
 
 SIZES = ((1920, 1080), (1280, 720), (3840, 2160), (1024, 768))

@@ -17,7 +17,7 @@ import threading
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication
 
-from mha_explorer.core.interrupts import EXIT_INTERRUPTED
+from mha_explorer.core.system.interrupts import EXIT_INTERRUPTED
 
 
 class SigintQuit(QObject):

@@ -35,7 +35,7 @@ from mha_explorer.qt.shell.wired_docks import add_wired_docks
 from mha_explorer.qt.stage.stage_view import StageView
 
 if TYPE_CHECKING:
-    from mha_explorer.core.trace import Trace
+    from mha_explorer.core.stages.trace import Trace
 
 WINDOW_TITLE = "MHA Explorer"
 

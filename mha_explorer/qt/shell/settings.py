@@ -29,9 +29,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, QTimer, Signal
 
-from mha_explorer.core import safe_files
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.env import SETTINGS_ENV, settings_from_env
+from mha_explorer.core.system import safe_files
+from mha_explorer.core.system.env import SETTINGS_ENV, settings_from_env
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1

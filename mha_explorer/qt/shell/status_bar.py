@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.memory import MemoryBudgetError, format_bytes
+from mha_explorer.core.plan.memory import MemoryBudgetError, format_bytes
 from mha_explorer.qt.controller import Controller
 
 if TYPE_CHECKING:
-    from mha_explorer.core.trace import Trace
+    from mha_explorer.core.stages.trace import Trace
 
 PROGRESS_DELAY_MS = 300  # quick runs finish before the bar would flicker into view
 ERROR_TONE, NEUTRAL_TONE = "error", ""  # the theme's style sheet colours an error tone

@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QToolTip, QWidget
 
 from mha_explorer import assets
-from mha_explorer.core import colors
+from mha_explorer.core.display import colors
 
 AAA = 7.0  # WCAG 2 level AAA for body text
 AAA_LARGE = 4.5  # AAA for large text (≥ 18 pt, or ≥ 14 pt bold): the dim chips

@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
-from mha_explorer.core.reference_code import reference_code, stage_lines
+from mha_explorer.core.text.reference_code import reference_code, stage_lines
 from mha_explorer.qt.shell.theme import Theme, theme_of
 
 if TYPE_CHECKING:

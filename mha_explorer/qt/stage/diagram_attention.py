@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF
 
-from mha_explorer.core.diagram_data import head_matrix, hidden_from
-from mha_explorer.core.trace import current_trace
+from mha_explorer.core.display.diagram import head_matrix, hidden_from
+from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage import diagram_tokens as tokens
 from mha_explorer.qt.stage.diagram_compose import (

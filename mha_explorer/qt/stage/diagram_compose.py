@@ -17,7 +17,8 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan import Plan, TensorSpec
+from mha_explorer.core.plan.build import Plan
+from mha_explorer.core.stages.records import TensorSpec
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_items import (
     SHADOW_STEP,
@@ -30,7 +31,7 @@ from mha_explorer.qt.stage.diagram_items import (
 )
 
 if TYPE_CHECKING:
-    from mha_explorer.core.trace import Trace
+    from mha_explorer.core.stages.trace import Trace
 
 ANCHORS = {  # fraction of the item's body rect that lands on the given point
     "tl": (0, 0), "tc": (0.5, 0), "tr": (1, 0),

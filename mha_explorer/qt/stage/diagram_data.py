@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QImage
 
-from mha_explorer.core.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
+from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
 
 if TYPE_CHECKING:  # numpy loads with the first trace, not with the window
     import numpy as np
@@ -42,7 +42,7 @@ def _image(rgb: np.ndarray) -> QImage:
 
 def scores_image(scores: np.ndarray) -> QImage:
     """The heads panel's diverging map, centred on zero; hidden (-inf) cells grey."""
-    from mha_explorer.core.diagram_data import scores_positions
+    from mha_explorer.core.display.diagram import scores_positions
 
     positions, finite = scores_positions(scores)
     rgb = _colored(positions, DIVERGING_COLORMAP)
@@ -52,6 +52,6 @@ def scores_image(scores: np.ndarray) -> QImage:
 
 def weights_image(weights: np.ndarray) -> QImage:
     """The heads panel's weights map, from 0 to the largest weight of this head."""
-    from mha_explorer.core.diagram_data import weights_positions
+    from mha_explorer.core.display.diagram import weights_positions
 
     return _image(_colored(weights_positions(weights), WEIGHTS_COLORMAP))

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFont
 
-from mha_explorer.core import colors
-from mha_explorer.core.colors import dim_color
+from mha_explorer.core.display import colors
+from mha_explorer.core.display.colors import dim_color
 from mha_explorer.qt.shell.theme import LIGHT, DiagramColors
 
 # type sizes in points; 14 pt is the smallest that reads from the back of a room

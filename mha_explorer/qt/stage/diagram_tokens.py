@@ -11,8 +11,8 @@ from functools import lru_cache
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontMetricsF
 
-from mha_explorer.core.token_ticks import elide, label_step, spaced_positions
-from mha_explorer.core.trace import current_trace
+from mha_explorer.core.display.token_ticks import elide, label_step, spaced_positions
+from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_items import EDGE, TextItem
 

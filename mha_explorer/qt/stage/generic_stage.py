@@ -16,8 +16,9 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from mha_explorer.core.colors import dim_color, ink_on
-from mha_explorer.core.plan import STAGE_IDS, Stage
+from mha_explorer.core.display.colors import dim_color, ink_on
+from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.records import Stage
 from mha_explorer.core.units import format_bytes
 
 MIN_SIDE, MAX_SIDE = 24.0, 150.0  # block sides in pixels, the log of the size in between

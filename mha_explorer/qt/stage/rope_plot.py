@@ -15,8 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.positions import ROPE_FORMULA, rope_distance_curve, rope_score_at, rope_width
-from mha_explorer.core.trace import current_trace
+from mha_explorer.core.plan.positions import rope_width
+from mha_explorer.core.specs.positions import ROPE_FORMULA, rope_distance_curve, rope_score_at
+from mha_explorer.core.stages.trace import current_trace
 
 ONES_COLOR = "#7F7F7F"  # the reference curve, in D's neutral grey
 LAYER_COLOR = "#CC79A7"  # d_k's reddish purple: a head's own vectors

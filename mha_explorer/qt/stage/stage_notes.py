@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mha_explorer.core.scaling import scaling_numbers
+from mha_explorer.core.display.scaling import scaling_numbers
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.trace import Trace
+    from mha_explorer.core.stages.trace import Trace
 
 SCALING_STAGES = ("scores", "softmax")
 MAX_SENTENCE_CHARS = 400  # a projector line or four; the rest is "…"

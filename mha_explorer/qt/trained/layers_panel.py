@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from mha_explorer.core.trained import model_info as info
+from mha_explorer.core.models.minilm import info
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.patterns_table import PatternsTable
 
@@ -32,13 +32,13 @@ IDLE_NOTE = (f"Choose {info.DISPLAY_NAME} under Weights to see all {info.N_LAYER
 
 
 def _all_layers(pieces):
-    from mha_explorer.core.trained.layers_data import all_layers  # torch, on the worker
+    from mha_explorer.core.display.layers import all_layers  # torch, on the worker
 
     return all_layers(pieces)
 
 
 def _layer_ablation(layer, pieces):
-    from mha_explorer.core.trained.layers_data import layer_ablation  # torch, on the worker
+    from mha_explorer.core.display.layers import layer_ablation  # torch, on the worker
 
     return layer_ablation(layer, pieces)
 

@@ -1,0 +1,318 @@
+"""What the heatmap panel draws for one stage of a trace, as plain numpy.
+
+No Qt and no torch: this module only picks the engine's arrays out of a Trace,
+turns them into C-contiguous float32 images and says how to colour and label
+them. Keeping it apart from the widgets lets the tests check the numbers without
+a window and keeps the panel itself to drawing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
+from mha_explorer.core.models.patterns import row_entropy_bits
+
+if TYPE_CHECKING:
+    from mha_explorer.core.stages.trace import Trace
+
+ATTENTION_STAGES = ("scores", "softmax")  # T×S matrices, windowed to trace.rows
+SPLIT_TENSOR_STAGES = ("project", "view", "transpose")  # Q, K or V can be chosen
+
+
+@dataclass(frozen=True)
+class HeatMap:
+    """One image of the grid (a head, a key/value head, or a whole tensor)."""
+
+    title: str
+    image: np.ndarray  # [rows, cols] float32, C-contiguous; masked cells are NaN
+    head: int | None = None  # query head, when the map belongs to one
+    kv_group: int | None = None  # key/value head it reads or is (GQA/MQA badge)
+    footer: str = ""
+
+
+@dataclass(frozen=True)
+class StageMaps:
+    """Everything needed to draw one stage for one batch element."""
+
+    stage: str
+    maps: tuple[HeatMap, ...]
+    levels: tuple[float, float]
+    colormap: str
+    value_name: str  # what a cell holds: "score", "weight", "Q", ...
+    row_kind: str  # "query" / "key" / "token"
+    row_labels: tuple[str, ...]  # one per shown row
+    row_start: int  # absolute position of the first shown row
+    col_kind: str  # "key" or "dim"
+    col_labels: tuple[str, ...]  # tokens for key columns; empty for feature dims
+    caption: str
+    column_lines: tuple[float, ...] = ()  # head boundaries, in column units
+    d_k: int = 0  # for naming merged columns (head, index within head)
+    masked: bool = False  # some cells are masked (NaN): draw the hatch behind them
+    empty_reason: str = ""  # set when the trace holds nothing to draw here
+
+    @property
+    def shows_query_heads(self) -> bool:
+        return bool(self.maps) and self.maps[0].head is not None
+
+    def row_label(self, row: int) -> str:
+        return self.row_labels[row - self.row_start]
+
+    def describe(self, index: int, row: int, col: int) -> str:
+        """'head 2 · query 'cat' (3) → key 'sat' (5) · weight 0.1234567'."""
+        cell = self.maps[index]
+        value = cell.image[row - self.row_start, col]
+        where = f"{self.row_kind} '{self.row_label(row)}' ({row})"
+        if self.col_kind == "key":
+            where += f" → key '{self.col_labels[col]}' ({col})"
+        elif self.d_k and len(self.column_lines):
+            owner = "kv head" if self.value_name in ("K", "V") else "head"
+            where += f", dim {col} ({owner} {col // self.d_k}, d_k index {col % self.d_k})"
+        else:
+            where += f", dim {col}"
+        shown = "masked (−∞)" if np.isnan(value) else str(np.float32(value))
+        return f"{cell.title} · {where} · {self.value_name} {shown}"
+
+
+def symmetric_levels(arrays) -> tuple[float, float]:
+    """±max|finite value| over all arrays: a diverging map centred on 0."""
+    peak = 0.0
+    for a in arrays:
+        finite = a[np.isfinite(a)]
+        if finite.size:
+            peak = max(peak, float(np.abs(finite).max()))
+    peak = peak or 1.0  # an all-zero or all-masked tensor still gets a usable bar
+    return -peak, peak
+
+
+def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:
+    """Per query head, the mean entropy in bits of the shown attention rows."""
+    weights = trace.tensors["softmax"]["weights"][trace.batch_slot(batch)]  # [H, r, S]
+    r0, r1 = trace.rows
+    keep = ~np.asarray(trace.masked_rows[r0:r1], dtype=bool)
+    return tuple(row_entropy_bits(weights[h], keep) for h in range(weights.shape[0]))
+
+
+def top_keys(weights_row: np.ndarray, k: int,
+             visible: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """The k largest (key position, weight) pairs of one attention row, largest first.
+
+    ``visible`` (bool per key) leaves masked keys out: their weight is 0 by the
+    mask, not by the model, and listing them would read as "attends to nothing".
+    """
+    keys = np.arange(weights_row.size) if visible is None else np.flatnonzero(visible)
+    if not keys.size:
+        return []
+    k = max(1, min(int(k), keys.size))
+    w = weights_row[keys]
+    order = np.lexsort((keys, -w))[:k]  # largest weight first; ties: lower position
+    return [(int(keys[i]), float(w[i])) for i in order]
+
+
+def _image(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _batch_note(trace: Trace, b: int) -> str:
+    return f"batch element {b} of {trace.config.batch}"
+
+
+def _rows_note(start: int, stop: int, total: int) -> str:
+    return f"rows {start}–{stop - 1} of {total:,}"
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """What every stage's maps are picked from: one batch element of one trace."""
+
+    trace: Trace
+    stage: str
+    batch: int
+    slot: int  # the batch element's index in the stored arrays
+
+    @property
+    def cfg(self):
+        return self.trace.config
+
+    @property
+    def stored(self) -> dict[str, np.ndarray]:
+        return self.trace.tensors.get(self.stage, {})
+
+    @property
+    def note(self) -> str:
+        return _batch_note(self.trace, self.batch)
+
+    def base(self, **overrides) -> dict:
+        return {"stage": self.stage, "row_start": 0, "d_k": self.cfg.d_k, **overrides}
+
+    def q_heads(self, arrays, value_name, levels, colormap, col_kind, col_labels, caption, rows,
+                footers=None, masked=False) -> StageMaps:
+        """One map per query head, each tagged with the key/value head it reads."""
+        cfg = self.cfg
+        shared_kv = cfg.Hkv != cfg.H
+        maps = tuple(
+            HeatMap(f"head {h}", arrays[h], head=h,
+                    kv_group=cfg.kv_head_of(h) if shared_kv else None,
+                    footer=footers[h] if footers else "")
+            for h in range(cfg.H))
+        r0, r1 = rows
+        return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
+                         row_kind="query", row_labels=tuple(self.trace.tokens_q)[r0:r1],
+                         col_kind=col_kind, col_labels=col_labels, caption=caption,
+                         masked=masked, **self.base(row_start=r0))
+
+    def empty(self, reason: str) -> StageMaps:
+        return StageMaps(maps=(), levels=(0.0, 1.0), colormap=WEIGHTS_COLORMAP, value_name="",
+                         row_kind="query", row_labels=(), col_kind="dim",
+                         col_labels=(), caption=reason, empty_reason=reason, **self.base())
+
+
+def build_stage_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q",
+                     entropies: tuple[float, ...] | None = None,
+                     stretch_weights: bool = False) -> StageMaps:
+    """Pick ``stage``'s arrays for batch element ``batch`` out of ``trace``.
+
+    ``tensor`` chooses Q, K or V at project, view and transpose. ``entropies``
+    (from head_entropies) saves recomputing them when only the stage changed.
+    ``stretch_weights`` colours weights from 0 to the largest shown instead of
+    0 to 1: over thousands of keys every weight is near 0 and [0, 1] shows none.
+    Raises IndexError when the trace does not keep that batch element
+    (windowed mode).
+    """
+    pick = _Pick(trace, stage, batch, trace.batch_slot(batch))
+    if stage in ATTENTION_STAGES:
+        return _attention_maps(pick, entropies, stretch_weights)
+    if stage == "weighted_sum":
+        return _context_maps(pick)
+    if stage in ("view", "transpose"):
+        return _split_maps(pick, tensor)
+    return _matrix_maps(pick, tensor)
+
+
+def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
+                    stretch_weights: bool) -> StageMaps:
+    """Scores or softmax weights: one T×S map per query head (windowed: the kept rows)."""
+    trace, cfg, stage = pick.trace, pick.cfg, pick.stage
+    T, S, H = cfg.T, cfg.S, cfg.H
+    tkv = tuple(trace.tokens_kv)
+    name = "scores" if stage == "scores" else "weights"
+    if name not in pick.stored:
+        return pick.empty(f"this trace kept no {name} to draw (the engine stored none for "
+                          f"{_rows_note(*trace.rows, T)})")
+    block = pick.stored[name][pick.slot]  # [H, r, S]
+    r0, r1 = trace.rows
+    rows_note = _rows_note(r0, r1, T) + " (windowed: exact rows for what is shown)" \
+        if trace.mode == "windowed" else f"all {T:,} query rows"
+    if stage == "scores":
+        arrays = [_image(np.where(np.isneginf(block[h]), np.float32(np.nan), block[h]))
+                  for h in range(H)]
+        levels = symmetric_levels(arrays)
+        masked = " · hatched: masked (−∞)" if cfg.causal else ""
+        caption = (f"scores Q·Kᵀ/√d_k per head (rows: queries, columns: keys), {pick.note}, "
+                   f"{rows_note} · colour centred on 0, "
+                   f"±{levels[1]:.3g}{masked}")
+        return pick.q_heads(arrays, "score", levels, DIVERGING_COLORMAP, "key", tkv, caption,
+                            (r0, r1), masked=cfg.causal)
+    arrays = [_image(block[h]) for h in range(H)]
+    bits = head_entropies(trace, pick.batch) if entropies is None else entropies
+    footers = [f"entropy {e:.2f} bits" for e in bits]
+    # trained heads only: on random weights a "prev 0.11" reads as meaning where there is none
+    whole = (r0, r1) == (0, T) and T == S
+    badges = pattern_badges(block, tkv) if whole and cfg.weights_spec.trained else None
+    if badges:
+        footers = [f"{foot} · {b}" for foot, b in zip(footers, badges, strict=True)]
+    levels, scale = (0.0, 1.0), "0 to 1"
+    if stretch_weights:
+        top = max((float(a.max()) for a in arrays if a.size), default=0.0)
+        levels, scale = (0.0, top or 1.0), f"0 to {top or 1.0:.3g} (stretched to the largest)"
+    caption = (f"attention weights softmax(scores) per head (rows: queries, columns: keys), "
+               f"{pick.note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
+               f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
+    return pick.q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, "key", tkv, caption,
+                        (r0, r1), footers)
+
+
+def _context_maps(pick: _Pick) -> StageMaps:
+    cfg = pick.cfg
+    ctx = pick.stored["context"][pick.slot]  # [H, T, d_k]
+    arrays = [_image(ctx[h]) for h in range(cfg.H)]
+    levels = symmetric_levels(arrays)
+    caption = (f"context = A·V per head (T × d_k = {cfg.T:,} × {cfg.d_k}), {pick.note} · colour "
+               f"centred on 0, ±{levels[1]:.3g}")
+    return pick.q_heads(arrays, "context", levels, DIVERGING_COLORMAP, "dim", (), caption,
+                        (0, cfg.T))
+
+
+def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
+    """View or transpose: Q per query head, K or V per key/value head."""
+    cfg, stage = pick.cfg, pick.stage
+    T, S, dk = cfg.T, cfg.S, cfg.d_k
+    src = pick.stored[tensor][pick.slot]  # view: [T|S, H|Hkv, d_k]; transpose: [H|Hkv, T|S, d_k]
+    heads = src.shape[1] if stage == "view" else src.shape[0]
+    arrays = [_image(src[:, h] if stage == "view" else src[h]) for h in range(heads)]
+    levels = symmetric_levels(arrays)
+    how = ("view: the same numbers read as heads, no copy" if stage == "view"
+           else "transpose: heads moved in front, strides swapped, no copy")
+    if tensor == "Q":
+        caption = (f"Q per head (T × d_k = {T:,} × {dk}), {pick.note} · {how} · colour "
+                   f"centred on 0, ±{levels[1]:.3g}")
+        return pick.q_heads(arrays, "Q", levels, DIVERGING_COLORMAP, "dim", (), caption, (0, T))
+    readers = cfg.group_size
+    shared_kv = cfg.Hkv != cfg.H
+    maps = tuple(
+        HeatMap(f"kv head {g}", arrays[g], kv_group=g if shared_kv else None,
+                footer=(f"read by heads {g * readers}–{(g + 1) * readers - 1}"
+                        if readers > 1 else ""))
+        for g in range(heads))
+    caption = (f"{tensor} per key/value head (S × d_k = {S:,} × {dk}), {pick.note} · {how} · "
+               f"colour centred on 0, ±{levels[1]:.3g}")
+    return StageMaps(maps=maps, levels=levels, colormap=DIVERGING_COLORMAP, value_name=tensor,
+                     row_kind="key", row_labels=tuple(pick.trace.tokens_kv), col_kind="dim",
+                     col_labels=(), caption=caption, **pick.base())
+
+
+def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
+    """One whole [rows, width] matrix: input X, a projection, merged, Y."""
+    cfg, stage = pick.cfg, pick.stage
+    T, dk = cfg.T, cfg.d_k
+    tq, tkv = tuple(pick.trace.tokens_q), tuple(pick.trace.tokens_kv)
+    if stage == "input":
+        name, rows_kind, labels, lines = "X", "token", tq, ()
+        what = f"X, the token vectors (T × D = {T:,} × {cfg.d_model})"
+    elif stage == "project":
+        name = tensor
+        rows_kind, labels = ("query", tq) if tensor == "Q" else ("key", tkv)
+        width = cfg.d_model if tensor == "Q" else cfg.kv_dim
+        lines = tuple(float(c) - 0.5 for c in range(dk, width, dk))
+        src = "X_kv" if cfg.is_cross and tensor != "Q" else "X"
+        plus_b = f" + b_{tensor}" if cfg.bias else ""
+        what = (f"{tensor} = {src}·W_{tensor}ᵀ{plus_b} ({len(labels):,} × {width}); dashed "
+                f"lines: where view will cut it into heads of d_k = {dk}")
+    elif stage == "merge":
+        name, rows_kind, labels = "merged", "query", tq
+        lines = tuple(float(c) - 0.5 for c in range(dk, cfg.d_model, dk))
+        what = (f"merged heads (T × D = {T:,} × {cfg.d_model}); dashed lines: head boundaries "
+                f"every d_k = {dk} columns")
+    else:  # output
+        name, rows_kind, labels, lines = "Y", "query", tq, ()
+        what = (f"Y = merged·W_Oᵀ (T × D = {T:,} × {cfg.d_model}); W_O mixes the heads, so "
+                "no column belongs to one head any more")
+    image = _image(pick.stored[name][pick.slot])
+    levels = symmetric_levels([image])
+    caption = f"{what}, {pick.note} · colour centred on 0, ±{levels[1]:.3g}"
+    return StageMaps(maps=(HeatMap(name, image),), levels=levels, colormap=DIVERGING_COLORMAP,
+                     value_name=name, row_kind=rows_kind, row_labels=labels,
+                     col_kind="dim", col_labels=(), caption=caption, column_lines=lines,
+                     **pick.base())
+
+
+def pattern_badges(maps: np.ndarray, tokens_kv) -> list[str]:
+    """Each head's strongest pattern as a badge ("prev 0.98"), for whole self-attention
+    maps [H, T, T]; the same scores the Layers dock sorts by."""
+    from mha_explorer.core.models import patterns  # it reads this module's entropy rule
+
+    labels = list(tokens_kv) if tokens_kv is not None and len(tokens_kv) == maps.shape[-1] else None
+    return [patterns.badge(head) for head in patterns.head_scores(maps, labels)]

@@ -1,0 +1,237 @@
+"""The torch engine: runs the nine stages for a request and returns a Trace.
+
+With its helpers (weights.py, engine_steps.py) the only part of the core that
+imports torch. Everything it hands back is numpy (float32) or plain Python, so
+the views never touch torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.engine import weights as weight_sources
+from mha_explorer.core.engine.batches import Layout, RunState, position_notes
+from mha_explorer.core.engine.latent import run_mla
+from mha_explorer.core.kernels.steps import Clock, Work
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.plan.memory import (
+    FULL_DETAIL_MAX_CELLS,
+    Estimate,
+    MemoryBudgetError,
+    default_budget,
+    estimate,
+)
+from mha_explorer.core.specs.mask_counts import mask_notes
+from mha_explorer.core.stages.trace import Cancelled, Trace
+
+__all__ = ["EngineRequest", "run", "Cancelled", "Trace", "resolve_device", "DisplayCapError",
+           "LatentWholeOnlyError"]
+
+TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+MODES = (None, "full", "windowed")
+DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS (Apple GPU)"}
+
+
+MMAP_THRESHOLD = 256 << 10  # blocks from this size up go straight back to the OS when freed
+
+
+def _return_freed_blocks_to_the_os() -> None:
+    """Fix glibc's mmap threshold, which otherwise rises to the largest block freed:
+    row blocks freed and made again would then come from a heap that only grows, and
+    the process would hold far more than the memory guard's estimate."""
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return
+    with contextlib.suppress(OSError, AttributeError):  # an unusual libc: looser estimates
+        ctypes.CDLL("libc.so.6").mallopt(-3, MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD
+
+
+_return_freed_blocks_to_the_os()
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """What to compute: the config, how (``mode`` "full", "windowed" or None for
+    full when it fits), what to keep for display, and the memory budget (None:
+    the default for the device)."""
+
+    config: MHAConfig
+    mode: str | None = None
+    show_batch: int = 0
+    show_rows_from: int = 0
+    budget_bytes: int | None = None
+
+
+class DisplayCapError(ConfigError):
+    """Full mode was forced for more attention cells than any display can show."""
+
+    def __init__(self, cells: int):
+        super().__init__(
+            "mode", f"full mode keeps all {cells:,} attention cells, above the display cap of "
+            f"{FULL_DETAIL_MAX_CELLS:,}; use windowed mode for this size")
+        self.cells = cells
+
+
+class LatentWholeOnlyError(ConfigError):
+    """Latent attention is computed whole (full mode): no row blocks for it yet."""
+
+    def __init__(self, cells: int):
+        super().__init__(
+            "mode", f"latent attention is computed whole (full mode only), up to "
+            f"{FULL_DETAIL_MAX_CELLS:,} attention cells; this layer has {cells:,}: lower the batch, "
+            "heads or sequence length (its shapes and arithmetic are still shown)")
+        self.cells = cells
+
+
+def resolve_device(name: str) -> str:
+    """'auto' picks CUDA, then MPS, then CPU; an unavailable request falls back to the
+    CPU (``run`` then says so in the trace's notes, see ``fallback_note``)."""
+    if name in ("auto", "cuda") and torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if name in ("auto", "mps") and mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def fallback_note(requested: str, device: str) -> str | None:
+    """A note when the config named a GPU that this machine does not have."""
+    if requested in DEVICE_NAMES and device != requested:
+        return f"{DEVICE_NAMES[requested]} is not available here; computed on the CPU"
+    return None
+
+
+def device_budget(device: str) -> int:
+    if device == "cuda":
+        free, _total = torch.cuda.mem_get_info()
+        return default_budget(available=free)
+    return default_budget()
+
+
+def run(
+    request: EngineRequest | MHAConfig,
+    *,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+    **fields,
+) -> Trace:
+    """Compute every stage of the request's config on its device.
+
+    ``run(cfg, mode=..., show_batch=..., ...)`` is the same as
+    ``run(EngineRequest(cfg, mode=..., ...))``. Raises MemoryBudgetError before
+    allocating when the chosen mode's estimate exceeds the budget, and Cancelled
+    soon after ``cancel()`` turns true. A CUDA out-of-memory error, or a GPU asked
+    for that this machine lacks, falls back to the CPU with a note in ``Trace.notes``.
+    """
+    if not isinstance(request, EngineRequest):
+        request = EngineRequest(request, **fields)
+    elif fields:
+        raise TypeError(f"run(request) takes no other fields, got {sorted(fields)}")
+    cfg = request.config
+    device = resolve_device(cfg.device)
+    unavailable = fallback_note(cfg.device, device)  # asked for a GPU that is not here
+    notes = (unavailable,) if unavailable else ()
+    try:
+        return _run_on(request, device, notes, cancel, progress)
+    except torch.cuda.OutOfMemoryError:
+        if device != "cuda":
+            raise
+        torch.cuda.empty_cache()
+        note = ("the GPU ran out of memory, so this run was computed on the CPU",)
+        return _run_on(request, "cpu", note, cancel, progress)
+
+
+def choose_mode(request: EngineRequest, device: str) -> tuple[str, int, int]:
+    """(mode, estimated peak bytes, budget) for the request on ``device``, checked
+    before anything is allocated."""
+    if request.mode not in MODES:
+        raise ValueError(f"mode must be 'full', 'windowed' or None, got {request.mode!r}")
+    cfg = request.config
+    est: Estimate = estimate(cfg, host_copy=cfg.dtype != "float32" or device != "cpu")
+    if cfg.mla and (request.mode == "windowed" or not est.full_allowed):
+        raise LatentWholeOnlyError(cfg.batch * cfg.H * cfg.T * cfg.S)
+    budget = device_budget(device) if request.budget_bytes is None else request.budget_bytes
+    where = "the GPU" if device == "cuda" else "the CPU" if device == "cpu" else device
+    if request.mode is None:
+        chosen, peak = est.choose(budget, where)
+        return chosen, peak, budget
+    if request.mode == "full" and not est.full_allowed:
+        raise DisplayCapError(cfg.batch * cfg.H * cfg.T * cfg.S)
+    # a forced mode is still held to the budget: the guard is the point
+    peak = est.full_bytes if request.mode == "full" else est.windowed_bytes
+    if peak > budget:
+        raise MemoryBudgetError(peak, budget, where)
+    return request.mode, peak, budget
+
+
+def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
+            cancel: Callable[[], bool] | None, progress: Callable[[float], None] | None) -> Trace:
+    chosen, peak, budget = choose_mode(request, device)
+    cfg = request.config
+    source = weight_sources.source_for(cfg)
+    work = Work(build_plan(cfg).total_flops, cancel, progress)
+    work.check()
+    start = time.perf_counter()
+    dtype = TORCH_DTYPES[cfg.dtype]
+    if cfg.mla:
+        return _run_latent(request, source, device, dtype, work, notes, (chosen, peak, budget), start)
+    w = weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
+    layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
+    state = RunState(cfg, source, device, dtype, w, layout, work, Clock(device))
+    for batch in layout.batches:
+        state.run_batch(batch)
+    tokens_q, tokens_kv = source.tokens(cfg)
+    return Trace(
+        config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
+        tensors=state.stored, weights=HostWeights(w), output=state.stored["output"]["Y"],
+        timings=dict(state.clock.totals), seconds=time.perf_counter() - start,
+        batch_index=None if layout.full else layout.show_batch, rows=layout.rows,
+        masked_rows=state.blind_rows, estimate_bytes=peak, budget_bytes=budget,
+        notes=tuple(notes) + source.notes(cfg) + state.notes(), output_norms=tuple(state.norms),
+    )
+
+
+def _run_latent(request: EngineRequest, source, device: str, dtype: torch.dtype, work: Work,
+                notes: tuple[str, ...], choice: tuple[str, int, int], start: float) -> Trace:
+    """Latent attention (MLA): the whole batch at once, every stage kept (engine_mla.py)."""
+    cfg = request.config
+    clock = Clock(device)
+    stored, w, blind = run_mla(cfg, source, device, dtype, work, clock.tick)
+    tokens_q, tokens_kv = source.tokens(cfg)
+    chosen, peak, budget = choice
+    own = (*mask_notes(cfg), *position_notes(cfg),
+           "latent attention, naive form (as trained); the absorbed form is in the plan")
+    return Trace(
+        config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
+        tensors=stored, weights=HostWeights(w), output=stored["output"]["Y"],
+        timings=dict(clock.totals), seconds=time.perf_counter() - start, batch_index=None,
+        rows=(0, cfg.T), masked_rows=blind, estimate_bytes=peak, budget_bytes=budget,
+        notes=tuple(notes) + source.notes(cfg) + own,
+        output_norms=tuple(float(np.linalg.norm(y)) for y in stored["output"]["Y"]),
+    )
+
+
+class HostWeights(Mapping):
+    """The weights as float32 numpy, made on access: CPU float32 weights are shared,
+    others converted only when read, so a run keeps no float32 copy of them."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor]):
+        self._tensors = tensors
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._tensors[name].detach().to("cpu", torch.float32).numpy()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tensors)
+
+    def __len__(self) -> int:
+        return len(self._tensors)

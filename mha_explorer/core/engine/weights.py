@@ -1,0 +1,182 @@
+"""Where a layer's weights and its input come from: the *weight sources*.
+
+``source_for(cfg)`` picks the source named by ``cfg.weights``. The random source
+lives here; trained ones are imported by dotted name only when asked for, so the
+engine never loads a checkpoint reader it does not need.
+
+Every source gives weights in nn.Linear layout (out × in) at the dtype and device
+asked for, and the layer's input X (and X_kv) for a range of batch elements.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import threading
+import zlib
+from collections.abc import Callable
+from typing import Protocol
+
+import torch
+
+from mha_explorer.core.config import ConfigError, MHAConfig
+
+WEIGHT_STD = 1.0  # times 1/sqrt(D): scores of order 1, so the maps show structure
+BIAS_STD = 0.1
+NORMAL_CHUNK = 1 << 20  # float32 numbers drawn at once when filling a lower-precision tensor
+
+# cfg.weights -> "module:Class" of a source written elsewhere, imported on first use
+TRAINED_SOURCES = {
+    "minilm-l6": "mha_explorer.core.models.minilm.source:MiniLMWeights",
+    "lab": "mha_explorer.core.lab.source:LabWeights",
+}
+
+
+class WeightSource(Protocol):
+    def tokens(self, cfg: MHAConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Query-side and key-side labels."""
+
+    def weights(self, cfg: MHAConfig, device: str, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+        """"W_Q", "W_K", "W_V", "W_O" (out × in) and, when cfg.bias, "b_Q" ... "b_O"."""
+
+    def inputs(self, cfg: MHAConfig, batch: range, device: str,
+               dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """X [nb, T, D] and X_kv [nb, S, D] for the batch elements in ``batch``."""
+
+    def notes(self, cfg: MHAConfig) -> tuple[str, ...]:
+        """Lines for the trace's notes, e.g. which checkpoint and layer."""
+
+
+def source_for(cfg: MHAConfig) -> WeightSource:
+    """The weight source named by ``cfg.weights``; ConfigError when it is not installed."""
+    if cfg.weights == "random":
+        return RandomWeights(cfg)
+    target = TRAINED_SOURCES.get(cfg.weights)
+    if target is None:
+        raise ConfigError("weights", f"weights {cfg.weights!r} is not one of random, "
+                          + ", ".join(TRAINED_SOURCES))
+    module_name, _, class_name = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError):
+        raise ConfigError("weights", f"the trained weights {cfg.weights!r} are not installed "
+                          "in this copy of the program; use random weights") from None
+    return cls(cfg)
+
+
+def _generator(seed: int, *salt: int) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed(zlib.crc32(repr((seed,) + salt).encode()))
+    return g
+
+
+def fill_normal(out: torch.Tensor, generator: torch.Generator, std: float = 1.0,
+                check: Callable[[], None] | None = None) -> torch.Tensor:
+    """``out`` (contiguous, CPU) filled with the numbers ``torch.randn(out.shape) * std``
+    gives, a chunk at a time (chunks of a multiple of 16 numbers draw the same stream):
+    no whole float32 temporary for other dtypes, and ``check`` (which may raise
+    Cancelled) is called between chunks."""
+    flat = out.view(-1)  # [numel]
+    n = flat.numel()
+    direct = out.dtype == torch.float32
+    buf = None if direct else torch.empty(min(n, NORMAL_CHUNK + 16))
+    start = 0
+    while start < n:
+        if check is not None:
+            check()
+        size = NORMAL_CHUNK if n - start - NORMAL_CHUNK >= 16 else n - start  # no short tail
+        part = flat[start:start + size] if direct else buf[:size]
+        torch.randn(size, generator=generator, out=part)
+        if std != 1.0:
+            part.mul_(std)
+        if not direct:
+            flat[start:start + size].copy_(part)
+        start += size
+    return out
+
+
+class RandomWeights:
+    """Seeded normal weights and inputs: the same seed, the same numbers, at any dtype."""
+
+    def __init__(self, cfg: MHAConfig):
+        self.seed = cfg.seed
+
+    def tokens(self, cfg: MHAConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        q = cfg.tokens if cfg.tokens is not None else tuple(f"t{i}" for i in range(cfg.T))
+        kv = q if not cfg.is_cross else tuple(f"s{j}" for j in range(cfg.S))
+        return q, kv
+
+    def weights(self, cfg: MHAConfig, device: str, dtype: torch.dtype,
+                check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
+        """``check`` is called every million numbers (a d_model of 16384 draws a billion)."""
+        D, kvD = cfg.d_model, cfg.kv_dim
+        shapes = {"W_Q": (D, D), "W_K": (kvD, D), "W_V": (kvD, D), "W_O": (D, D)}
+        out: dict[str, torch.Tensor] = {}
+        for i, (name, shape) in enumerate(shapes.items()):
+            w = fill_normal(torch.empty(shape, dtype=dtype), _generator(self.seed, 1, i),
+                            WEIGHT_STD / math.sqrt(D), check)
+            out[name] = w.to(device)
+            if cfg.bias:
+                b = fill_normal(torch.empty(shape[0], dtype=dtype), _generator(self.seed, 2, i), BIAS_STD)
+                out["b" + name[1:]] = b.to(device)
+        return out
+
+    def inputs(self, cfg: MHAConfig, batch: range, device: str,
+               dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """The same word gives the same vector; without a sentence each element is its own draw."""
+        D, nb = cfg.d_model, len(batch)
+        x = torch.empty(nb, cfg.T, D, dtype=dtype)  # [nb, T, D]
+        for slot, b in enumerate(batch):
+            if cfg.tokens is not None:
+                for t, word in enumerate(cfg.tokens):
+                    fill_normal(x[slot, t], _generator(self.seed, 3, zlib.crc32(word.encode())))
+            else:
+                fill_normal(x[slot], _generator(self.seed, 4, b))
+        xkv = x
+        if cfg.is_cross:
+            xkv = torch.empty(nb, cfg.S, D, dtype=dtype)  # [nb, S, D]
+            for slot, b in enumerate(batch):
+                fill_normal(xkv[slot], _generator(self.seed, 5, b))
+        return x.to(device), xkv.to(device)
+
+    def notes(self, cfg: MHAConfig) -> tuple[str, ...]:
+        return ()
+
+
+class WeightCache:
+    """The last weights made, reused while only B, T, S, the sentence or the view change.
+
+    Keyed by everything the weights depend on: the source description, the
+    sizes of the matrices, bias, dtype and device. One entry: a new key drops the
+    old weights before the new ones are made, so two sets never coexist.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple | None = None
+        self._weights: dict[str, torch.Tensor] | None = None
+
+    @staticmethod
+    def key(cfg: MHAConfig, device: str, dtype: torch.dtype) -> tuple:
+        return (cfg.weights_spec, cfg.d_model, cfg.kv_dim, cfg.H, cfg.Hkv, cfg.bias, str(dtype), device)
+
+    def get(self, source: WeightSource, cfg: MHAConfig, device: str, dtype: torch.dtype,
+            check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
+        """The weights for cfg; ``check`` may raise Cancelled while random ones are drawn."""
+        key = self.key(cfg, device, dtype)
+        with self._lock:
+            if key != self._key:
+                self._key, self._weights = None, None  # free the old set first
+                if isinstance(source, RandomWeights):
+                    self._weights = source.weights(cfg, device, dtype, check)
+                else:
+                    self._weights = source.weights(cfg, device, dtype)
+                self._key = key
+            return self._weights
+
+    def clear(self) -> None:
+        with self._lock:
+            self._key, self._weights = None, None
+
+
+WEIGHT_CACHE = WeightCache()

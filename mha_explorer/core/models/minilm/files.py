@@ -1,0 +1,115 @@
+"""Finding the installed checkpoint and proving it is the pinned one (no torch).
+
+The files are located through the package's install record and import spec;
+the package itself (and sentence-transformers, which it wraps) is never
+imported. ``is_available`` is cheap enough for the window to ask at start-up;
+the SHA-256 of the weights is checked once per process, before they are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from mha_explorer.core.config import ConfigError
+from mha_explorer.core.models.minilm import info
+
+_HASH_CHUNK = 4 << 20  # bytes read per step; progress is reported after each
+_verified: set[tuple[str, int, int]] = set()  # (path, size, mtime_ns) already hashed
+_verify_lock = threading.Lock()
+
+
+class TrainedWeightsError(ConfigError):
+    """The trained weights cannot be used: missing extra, wrong version, altered file."""
+
+    def __init__(self, message: str):
+        super().__init__("weights", message)
+
+
+def _missing(what: str) -> TrainedWeightsError:
+    return TrainedWeightsError(f"{info.DISPLAY_NAME} needs {what}; install the optional extra: "
+                               f"{info.INSTALL_HINT}")
+
+
+def _package_root() -> Path:
+    """The installed package's folder, from its install record or its import spec."""
+    try:
+        dist = importlib.metadata.distribution(info.DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise _missing(f"the package {info.DISTRIBUTION}=={info.DISTRIBUTION_VERSION}") from None
+    if dist.version != info.DISTRIBUTION_VERSION:
+        raise TrainedWeightsError(
+            f"{info.DISTRIBUTION} {dist.version} is installed but the app is pinned to "
+            f"{info.DISTRIBUTION_VERSION}; run: {info.INSTALL_HINT}")
+    root = Path(str(dist.locate_file(info.PACKAGE_DIR)))
+    if root.is_dir():
+        return root
+    spec = importlib.util.find_spec(info.PACKAGE_DIR)  # finds, does not import, a top-level package
+    if spec is None or not spec.submodule_search_locations:
+        raise _missing(f"the files of {info.DISTRIBUTION}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_dir() -> Path:
+    """The folder holding model.safetensors, config.json and tokenizer.json.
+
+    Raises TrainedWeightsError (one line, with the fix) when anything is missing.
+    """
+    folder = _package_root() / info.MODEL_SUBDIR
+    for name in (info.WEIGHTS_FILE, info.TOKENIZER_FILE, info.CONFIG_FILE):
+        if not (folder / name).is_file():
+            raise TrainedWeightsError(f"{folder / name} is missing; reinstall: {info.INSTALL_HINT}")
+    size = (folder / info.WEIGHTS_FILE).stat().st_size
+    if size != info.WEIGHTS_BYTES:
+        raise TrainedWeightsError(
+            f"{folder / info.WEIGHTS_FILE} has {size:,} bytes, not the pinned {info.WEIGHTS_BYTES:,}; "
+            f"reinstall: {info.INSTALL_HINT}")
+    return folder
+
+
+def is_available() -> tuple[bool, str]:
+    """(True, where) when the extra is installed, else (False, how to install it).
+
+    Does not hash or read the weights, so it costs milliseconds.
+    """
+    for module in ("safetensors", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            return False, _missing(f"the '{module}' library").message
+    try:
+        folder = model_dir()
+    except TrainedWeightsError as err:
+        return False, err.message
+    return True, f"{info.DISPLAY_NAME} found in {folder}"
+
+
+def sha256_of(path: Path, progress: Callable[[float], None] | None = None) -> str:
+    digest = hashlib.sha256()
+    total = max(path.stat().st_size, 1)
+    done = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+            done += len(chunk)
+            if progress is not None:
+                progress(done / total)
+    return digest.hexdigest()
+
+
+def verify_weights(path: Path, expected: str = info.WEIGHTS_SHA256,
+                   progress: Callable[[float], None] | None = None) -> None:
+    """Raise TrainedWeightsError unless ``path`` hashes to ``expected`` (once per file state)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    with _verify_lock:
+        if key in _verified:
+            return
+        actual = sha256_of(path, progress)
+        if actual != expected:
+            raise TrainedWeightsError(
+                f"{path} is not the pinned checkpoint (SHA-256 {actual[:12]}…, expected "
+                f"{expected[:12]}…); it was altered or replaced, reinstall: {info.INSTALL_HINT}")
+        _verified.add(key)

@@ -1,0 +1,64 @@
+"""The model's WordPiece tokenizer, read from its tokenizer.json (no torch).
+
+Padding and truncation are turned off: the app shows every piece of the
+sentence, [CLS] first and [SEP] last, and a piece that continues a word keeps
+its '##' mark ("untiring" -> "un", "##ti", "##ring").
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from mha_explorer.core.config import ConfigError
+from mha_explorer.core.models.minilm import info
+from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir
+
+_lock = threading.Lock()
+_tokenizer: Any = None
+
+
+def load_tokenizer() -> Any:
+    """The ``tokenizers.Tokenizer``, loaded once per process."""
+    global _tokenizer
+    with _lock:
+        if _tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError:
+                raise TrainedWeightsError(f"{info.DISPLAY_NAME} needs the 'tokenizers' library; "
+                                          f"install the optional extra: {info.INSTALL_HINT}") from None
+            tok = Tokenizer.from_file(str(model_dir() / info.TOKENIZER_FILE))
+            tok.no_padding()
+            tok.no_truncation()
+            _tokenizer = tok
+        return _tokenizer
+
+
+def wordpieces(text: str) -> tuple[str, ...]:
+    """The sentence as the model reads it: [CLS], its word pieces, [SEP]."""
+    return tuple(load_tokenizer().encode(text).tokens)
+
+
+def sentence_pieces(text: str) -> tuple[str, ...]:
+    """``wordpieces`` for a sentence a person typed; ConfigError when it is empty or too long."""
+    pieces = wordpieces(text)
+    if len(pieces) <= 2:  # only [CLS] and [SEP]: nothing was typed that the model reads
+        raise ConfigError("tokens", "the sentence is empty: type a few words")
+    if len(pieces) > info.MAX_TOKENS:
+        raise ConfigError("tokens", f"the sentence has {len(pieces)} word pieces; MiniLM-L6 reads at "
+                          f"most {info.MAX_TOKENS}; shorten it")
+    return pieces
+
+
+def token_ids(pieces: tuple[str, ...] | list[str]) -> list[int]:
+    """Vocabulary ids of word pieces; ConfigError naming the first piece the model does not know."""
+    tok = load_tokenizer()
+    ids = []
+    for piece in pieces:
+        token_id = tok.token_to_id(piece)
+        if token_id is None:
+            raise ConfigError("tokens", f"{piece!r} is not one of MiniLM-L6's word pieces; type the "
+                              "sentence so it is split by the model's tokenizer")
+        ids.append(token_id)
+    return ids

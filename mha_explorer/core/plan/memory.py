@@ -1,0 +1,234 @@
+"""Peak-memory estimates and the budget they are checked against (no torch).
+
+The engine computes in one of two ways:
+
+- ``full``: every stage's tensor for every batch element is kept, so any head,
+  batch element and row can be shown without recomputing;
+- ``windowed``: one batch element at a time and a block of query rows at a time,
+  keeping only one batch element's tensors and a window of attention rows. The
+  T×S matrices are never whole in memory, so long sequences still run.
+
+Both estimates are plain arithmetic on the config so the window can show them
+before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.units import format_bytes  # noqa: F401 - re-exported for callers of memory
+
+DEFAULT_BUDGET_FRACTION = 0.5  # of the RAM (or VRAM) available when the run starts
+BUDGET_ENV = "MHA_EXPLORER_MEMORY_BUDGET"
+# Above this many attention cells the full trace is more than any screen can show.
+FULL_DETAIL_MAX_CELLS = 1 << 24
+SHOWN_MAX_CELLS = 1 << 23  # H × rows × S kept for display in windowed mode
+SHOWN_MAX_ROWS = 512
+CHUNK_MAX_CELLS = 1 << 22  # H × rows × S computed at once in windowed mode
+# torch's own first-run allocations (thread pools, kernel workspaces), measured as
+# the peak RSS growth of the smallest run in a fresh process (benchmarks/bench_memory.py)
+RUNTIME_OVERHEAD = 11 << 20
+
+
+class MemoryBudgetError(ConfigError):
+    """The config would need more memory than the budget allows."""
+
+    def __init__(self, needed: int, budget: int, where: str):
+        super().__init__(
+            "memory",
+            f"needs about {format_bytes(needed)} on {where} but the budget is "
+            f"{format_bytes(budget)}; shapes and arithmetic are still shown",
+        )
+        self.needed = needed
+        self.budget = budget
+
+
+class BudgetSettingError(ConfigError):
+    """The memory budget variable holds something that is not a size."""
+
+    def __init__(self, value: str, why: str = "is not a size"):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        super().__init__("memory", f"{BUDGET_ENV}={shown!r} {why}; write e.g. 4G, 512M or 1000000 "
+                         "(bytes), or leave it unset for half the free memory")
+        self.variable = BUDGET_ENV
+        self.value = value
+
+
+_SIZE = re.compile(r"^\s*(\d{1,30}(?:\.\d{1,30})?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*$")
+_SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MAX_BUDGET = 1 << 60  # an exbibyte: anything larger is a typing slip, not a machine
+
+
+def parse_bytes(text: str) -> int:
+    """'4G', '512MiB', '1000000' -> bytes; BudgetSettingError (a ConfigError) otherwise."""
+    m = _SIZE.match(text)
+    if not m:
+        raise BudgetSettingError(text)
+    size = int(float(m.group(1)) * _SCALE[m.group(2).lower()])
+    if size <= 0:
+        raise BudgetSettingError(text, "is not a positive size")
+    if size > MAX_BUDGET:
+        raise BudgetSettingError(text, "is larger than any machine (over 1 EiB)")
+    return size
+
+
+def budget_from_env() -> int | None:
+    """The budget set by MHA_EXPLORER_MEMORY_BUDGET, None when unset or empty;
+    BudgetSettingError naming the variable and the accepted forms when it is not a size."""
+    raw = os.environ.get(BUDGET_ENV)
+    if raw is None or raw == "":
+        return None
+    return parse_bytes(raw)
+
+
+def available_ram() -> int:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:  # psutil is a dependency; this keeps odd installs working
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def default_budget(available: int | None = None, *,
+                   on_bad_setting: Callable[[BudgetSettingError], None] | None = None) -> int:
+    """The budget from the environment override, else a fraction of what is free.
+
+    A bad override raises BudgetSettingError, unless ``on_bad_setting`` is given: then
+    it is told (the window shows it as a warning) and the default is used.
+    """
+    try:
+        env = budget_from_env()
+    except BudgetSettingError as err:
+        if on_bad_setting is None:
+            raise
+        on_bad_setting(err)
+        env = None
+    if env is not None:
+        return env
+    free = available_ram() if available is None else available
+    return int(free * DEFAULT_BUDGET_FRACTION)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    full_bytes: int  # peak when every stage of every batch element is kept
+    windowed_bytes: int  # peak when streaming one batch element and row block at a time
+    shown_rows: int  # query rows kept for display in windowed mode
+    chunk_rows: int  # query rows computed at once in windowed mode
+    full_allowed: bool  # small enough that keeping everything is worth it
+
+    def choose(self, budget: int, where: str = "the CPU") -> tuple[str, int]:
+        """("full" | "windowed", estimated peak) within budget, else MemoryBudgetError."""
+        if self.full_allowed and self.full_bytes <= budget:
+            return "full", self.full_bytes
+        if self.windowed_bytes <= budget:
+            return "windowed", self.windowed_bytes
+        raise MemoryBudgetError(min(self.full_bytes, self.windowed_bytes), budget, where)
+
+
+def shown_rows(cfg: MHAConfig) -> int:
+    return max(1, min(cfg.T, SHOWN_MAX_ROWS, SHOWN_MAX_CELLS // (cfg.H * cfg.S)))
+
+
+def chunk_rows(cfg: MHAConfig) -> int:
+    return max(1, min(cfg.T, CHUNK_MAX_CELLS // (cfg.H * cfg.S)))
+
+
+def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
+    """Peak bytes for both ways of computing, counted as the engine allocates.
+
+    ``host_copy``: whether results need a float32 copy on the host (any dtype
+    other than float32, or a GPU); None guesses from the config.
+    """
+    if host_copy is None:
+        host_copy = cfg.dtype != "float32" or cfg.device not in ("cpu", "auto")
+    plan = build_plan(cfg)
+    weights = plan.memory.weights + RUNTIME_OVERHEAD
+    if cfg.mla:
+        return _latent_estimate(cfg, plan, weights, host_copy)
+    weights += _positions_extra(cfg)
+    full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True, keeps=True)
+    rows, chunk = shown_rows(cfg), chunk_rows(cfg)
+    kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
+    # the element shown is computed with its host copies, or it is kept (float32 on the
+    # host) while another element is computed without them
+    shown_now = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=True)
+    other = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=False)
+    shown_before = _kept_elements(cfg, 1) * 4 + other if cfg.batch > 1 else 0
+    windowed = weights + kept_window + max(shown_now, shown_before)
+    return Estimate(full, windowed, rows, chunk, cfg.batch * cfg.H * cfg.T * cfg.S <= FULL_DETAIL_MAX_CELLS)
+
+
+def _kept_elements(cfg: MHAConfig, nb: int) -> int:
+    """Elements of X, X_kv, Q, K, V, context, merged and Y for ``nb`` batch elements."""
+    T, S, D, kvD = cfg.T, cfg.S, cfg.d_model, cfg.kv_dim
+    merged = T * D if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
+    return nb * (3 * T * D + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged + T * D)
+
+
+def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool, keeps: bool) -> int:
+    """Bytes beyond the weights for ``nb`` batch elements computed ``rows`` query rows
+    at a time: the larger of the attention block's moment and the end of the stages."""
+    e, h = cfg.elem_bytes, (4 if host_copy and keeps else 0)
+    T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
+    inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
+    projections = nb * (T * D + 2 * S * kvD)
+    kv_copies = 2 * nb * S * kvD if nb > 1 and cfg.Hkv > 1 and S > 1 else 0  # K, V laid out head-major
+    context = nb * H * T * dk
+    block_cells = nb * H * rows * S
+    block_context = nb * H * rows * dk
+    mask = rows * S if cfg.mask_spec.masks_anything else 0  # one bool per cell of the block
+    shown = block_cells * 2 * h  # host copies of the block
+    # in full mode the block is the whole context; windowed mode also holds the whole one
+    whole_context = 0 if kept_whole else context * e
+    attention = (whole_context + kv_copies * e + mask + max(
+        block_context * e + block_cells * e,  # Q rows copied, scores made
+        2 * block_cells * e + block_context * e + shown))  # scores, weights, context, their copies
+    kept_cells = 2 * block_cells * (h or e) if kept_whole else 0
+    end = _kept_elements(cfg, nb) * (e + h) + kept_cells  # every stage's tensor, and host copies
+    return max((inputs + projections) * e + attention, end)
+
+
+def _positions_extra(cfg: MHAConfig) -> int:
+    """Bytes positions add at their moment: X + PE beside X (and the table), or Q and K
+    turned by RoPE beside the unturned ones, with the float64 angle tables and the
+    rotate-half temporaries of the longer of the two."""
+    e, kind = cfg.elem_bytes, cfg.positions_spec.kind
+    T, S, D = cfg.T, cfg.S, cfg.d_model
+    nb = cfg.batch  # full mode holds every element; windowed holds one, so this is the larger
+    if kind in ("sinusoidal", "learned"):
+        return (nb * (T + (S if cfg.is_cross else 0)) * D + max(T, S) * D) * e + max(T, S) * D * 8
+    if kind == "rope":
+        turned = nb * (T * D + S * cfg.kv_dim) * e  # the rotated Q and K are new tensors
+        longest = max(T * cfg.H, S * cfg.Hkv) * nb * cfg.d_k
+        return turned + 3 * longest * e + 3 * max(T, S) * cfg.d_k * 8  # x·cos, rotate_half, ·sin; angles
+    return 0
+
+
+def _latent_estimate(cfg: MHAConfig, plan, weights: int, host_copy: bool) -> Estimate:
+    """Latent attention runs whole: the weights as they are drawn, every stage's tensor of the
+    naive form (the plan's activations), the joint [c_KV | k_rope] projection before its norm,
+    the transient copies of the scores (scale, mask, softmax), the mask and the float32 host
+    copies. Checked against the peak RSS growth of real runs (benchmarks/bench_variants_memory.py)."""
+    from mha_explorer.core.variants.latent.dims import mla_dims
+
+    m, e = mla_dims(cfg), cfg.elem_bytes
+    B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
+    cells = B * H * T * S
+    acts = plan.memory.activations
+    host = acts // e * 4 if host_copy else 0
+    joint = B * S * m.cached_width * e
+    transient = 2 * cells * e + B * H * S * m.rope * e  # scores copies; k_rope expanded in the cat
+    mask = 2 * T * S if cfg.mask_spec.masks_anything else 0
+    # the weights are drawn in float32 one matrix at a time (randn, then scaled: two of the
+    # largest alive at once) and cast afterwards (the float32 set and the cast one together)
+    largest = max(t.count for t in plan.params.terms)
+    drawing = largest * 4 + (plan.params.total * 4 if cfg.dtype != "float32" else 0)
+    full = weights + drawing + _positions_extra(cfg) + acts + host + joint + transient + mask
+    return Estimate(full, full, T, T, cells <= FULL_DETAIL_MAX_CELLS)
