@@ -26,7 +26,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from mha_explorer.core.config import MHAConfig  # noqa: E402
-from mha_explorer.core.stages.ids import STAGE_IDS  # noqa: E402
+from mha_explorer.core.stages.catalog import STAGE_IDS  # noqa: E402
 from mha_explorer.qt.controller import Controller  # noqa: E402
 from mha_explorer.qt.stage.stage_view import StageView  # noqa: E402
 

@@ -42,7 +42,7 @@ def maps_of_layer(pieces: tuple[str, ...], layer: int):
     import torch
 
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.models.minilm.source import MiniLMWeights
+    from mha_explorer.core.models.minilm.source import Weights as MiniLMWeights
 
     cfg = MHAConfig(d_model=384, n_heads=12, batch=1, seq=len(pieces), tokens=pieces,
                     weights="minilm-l6", layer=layer)

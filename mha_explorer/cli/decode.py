@@ -16,6 +16,7 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.presets import get_preset
 from mha_explorer.core.plan.decode import MAX_STEPS, cache_layout, decode_config, decode_steps
 from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.core.variants.registry import family_of
 
 TABLE_HEAD_ROWS = 12  # a long run prints its first and last rows
 TABLE_TAIL_ROWS = 6
@@ -85,11 +86,7 @@ def decode_report(cfg: MHAConfig, prompt: int, steps: int, layers: int | None) -
 
 
 def _notes(cfg: MHAConfig) -> list[str]:
-    if not cfg.mla:
-        return []
-    return ["latent attention caches one tensor per layer, [B, S_t, r_kv + d_r]: the latent c_KV "
-            "and the RoPE key shared by all heads, side by side",
-            "FLOPs are the absorbed form's: W_UK folded into the query, W_UV into W_O"]
+    return list(family_of(cfg).cache_notes(cfg))
 
 
 def format_report(d: dict) -> str:

@@ -18,7 +18,7 @@ from mha_explorer.cli.common import (
 )
 from mha_explorer.console import emit, report_io_error
 from mha_explorer.core.specs.export import parse_formats, parse_size, parse_stages
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.system.interrupts import deferred_interrupt
 
 NAME = "export"

@@ -15,17 +15,10 @@ from mha_explorer.console import emit
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.core.plan.build import Plan, build_plan
-from mha_explorer.core.plan.kv_cache import (
-    KV_COMPARE_HEADER,
-    kv_cache_bytes,
-    kv_compare_rows,
-    kv_compare_table,
-)
-from mha_explorer.core.plan.variants import params_for
+from mha_explorer.core.plan.kv_cache import KV_COMPARE_HEADER, kv_compare_rows, kv_compare_table, kv_formula
 from mha_explorer.core.text.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.core.units import format_bytes, format_count
-from mha_explorer.core.variants.grouped.params import param_plan
-from mha_explorer.core.variants.latent.dims import mla_dims
+from mha_explorer.core.variants.registry import family_of
 
 NAME = "shapes"
 
@@ -50,41 +43,35 @@ def _param_lines(plan: Plan) -> list[str]:
     c, p = plan.config, plan.to_dict()["params"]
     name_w, formula_w, numbers_w = (max(n, *(len(t[key]) for t in p["terms"]))
                                     for n, key in ((4, "name"), (14, "formula"), (16, "numbers")))
-    lines = ["Parameters (one attention layer" + (", every module of the latent block)" if c.mla else ")")]
+    lines = [f"Parameters (one attention layer: {plan.family.title})"]
     for t in p["terms"]:
         lines.append(f"  {t['name']:<{name_w}} = {t['formula']:<{formula_w}} = {t['numbers']:<{numbers_w}} = "
                      f"{t['count']:>16,}")
     lines.append(f"  total = {p['total_formula']} = {p['total']:,}")
-    if c.mla:
-        lines.append(f"  plain MHA at d_model {c.d_model} (4·D²" + (" + 4·D" if c.bias else "")
-                     + f"): {p['mha_total']:,}")
-        return lines
     lines.append(f"  one head (H = 1) at d_model {c.d_model}: {p['single_head_total']:,}"
                  + ("  — the same: heads split D, they do not add parameters"
                     if p["single_head_total"] == p["mha_total"] == p["total"] else ""))
-    if c.Hkv != c.H:
-        lines.append(f"  full MHA (Hkv = H = {c.H}): {p['mha_total']:,}; {c.variant} saves "
-                     f"{p['mha_total'] - p['total']:,}")
+    if p["mha_total"] != p["total"]:
+        change = p["mha_total"] - p["total"]
+        lines.append(f"  full MHA (Hkv = H = {c.H}) at d_model {c.d_model}: {p['mha_total']:,}; {c.variant} "
+                     f"{'saves' if change > 0 else 'adds'} {abs(change):,}")
     return lines
 
 
 def cache_formula(cfg: MHAConfig) -> str:
     """Bytes cached per token and layer, in symbols and this config's numbers."""
-    if cfg.mla:
-        m = mla_dims(cfg)
-        return f"(r_kv + d_r) × {cfg.elem_bytes} B = ({m.kv_lora_rank} + {m.rope}) × {cfg.elem_bytes} B"
-    return f"2 × Hkv × d_k × {cfg.elem_bytes} B = 2 × {cfg.Hkv} × {cfg.d_k} × {cfg.elem_bytes} B"
+    f = kv_formula(cfg)
+    return f"{f.token_symbols} = {f.token_numbers} B"
 
 
 def _memory_lines(plan: Plan) -> list[str]:
-    c, m = plan.config, plan.memory
-    held = (f"min(S, W) = {m.kv_cache_tokens:,} tokens, a rolling cache" if c.window is not None
-            else f"S = {c.S:,}")
+    c, m, f = plan.config, plan.memory, kv_formula(plan.config)
+    held = f"{f.tokens_symbols} = {f.tokens_numbers}" if f.tokens_symbols != "S" else f"S = {c.S:,}"
     lines = [
         "Memory",
         f"  KV cache per token: {cache_formula(c)} = {format_bytes(m.kv_cache_per_token)}",
-        f"  KV cache per sequence ({held}): {format_bytes(m.kv_cache_per_sequence)};"
-        f" for the batch: {format_bytes(m.kv_cache_batch)}",
+        f"  KV cache per sequence (× {held} tokens): {format_bytes(m.kv_cache_per_sequence)};"
+        f" for the batch (× B = {c.batch:,}): {format_bytes(m.kv_cache_batch)}",
         f"  attention matrix B·H·T·S: {format_bytes(m.attention_matrix)} (grows with T·S)",
         f"  total FLOPs: {format_count(plan.total_flops)}",
     ]
@@ -94,9 +81,10 @@ def _memory_lines(plan: Plan) -> list[str]:
         lines.append(f"  mask: {mask['description']}; {mask['visible']:,} of {mask['cells']:,} cells "
                      f"visible per head; a sparse kernel would skip "
                      f"{format_count(mask['skipped_flops']['total'])} FLOPs")
-    if data["mla"] is not None:
-        lines.append(f"  latent attention FLOPs: naive {format_count(data['mla']['naive_flops'])}, "
-                     f"absorbed {format_count(data['mla']['absorbed_flops'])} (W_UK in the query, "
+    summary = plan.family.summary(c)
+    if summary is not None:
+        lines.append(f"  {plan.family.title} FLOPs: naive {format_count(summary['naive_flops'])}, "
+                     f"absorbed {format_count(summary['absorbed_flops'])} (W_UK in the query, "
                      "W_UV in W_O)")
     return lines
 
@@ -122,12 +110,10 @@ def preset_layers(args: argparse.Namespace) -> int:
 
 def format_plan(plan: Plan, layers: int = 1) -> str:
     c = plan.config
-    if c.mla:
-        m = mla_dims(c)
-        shape = (f"D={c.d_model}  H={c.H}  r_kv={m.kv_lora_rank}  r_q={m.q_lora_rank or 'none'}  "
-                 f"d_n={m.nope}  d_r={m.rope}  d_v={m.v}")
-    else:
-        shape = f"D={c.d_model}  H={c.H}  Hkv={c.Hkv}  d_k={c.d_k}"
+    extra = plan.family.dims(c)
+    sizes = "  ".join(f"{symbol}={value}" for symbol, value in extra.items()) if extra else \
+        f"Hkv={c.Hkv}  d_k={c.d_k}"
+    shape = f"D={c.d_model}  H={c.H}  {sizes}"
     title = (f"MHA Explorer — {c.variant}: {shape}  B={c.batch}  T={c.T}  S={c.S}  {c.dtype}"
              + ("  causal" if c.causal else "") + ("  bias" if c.bias else "  no bias")
              + (f"  positions {c.positions}" if c.positions != "none" else "")
@@ -149,9 +135,10 @@ def list_presets() -> str:
     out = []
     for key, p in PRESETS.items():
         cfg = p.apply(MHAConfig())
-        total = params_for(cfg, param_plan(cfg)).total
-        kv = "MLA" if cfg.mla else f"Hkv={p.n_kv_heads:<3}"
-        cache = kv_cache_bytes(cfg)[0]
+        family = family_of(cfg)
+        total = family.params(cfg).total
+        kv = cfg.variant if family.switch else f"Hkv={p.n_kv_heads:<3}"
+        cache = kv_formula(cfg).per_token
         out.append(f"{key:<{width}}  {p.name:<38} D={p.d_model:<6} H={p.n_heads:<3} {kv:<7} "
                    f"bias={'yes' if p.bias else 'no ':<3}  {total:>13,} attention parameters per layer, "
                    f"KV cache {cache:>6,} B per token and layer ({cache_formula(cfg).split(' = ')[-1]})")

@@ -1,4 +1,4 @@
-"""Command-line flags for the attention variants: latent attention, masks, positions.
+"""Command-line flags for the attention variants: each family's own sizes, masks, positions.
 
 ``add_variant_flags`` adds them to a parser (or a subcommand's); ``variant_changes`` turns
 what was given into config changes, and ``check_attention_choice`` confirms afterwards
@@ -13,14 +13,19 @@ import functools
 from typing import Any
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.variants.latent.dims import MLA_FIELDS
+from mha_explorer.core.specs.positions import POSITION_KINDS
+from mha_explorer.core.variants.registry import FAMILIES, KINDS, family_named, variant_fields
 
-ATTENTION_CHOICES = ("mha", "gqa", "mqa", "mla")
-POSITION_CHOICES = ("none", "sinusoidal", "learned", "rope")
+ATTENTION_CHOICES = tuple(kind.lower() for kind in KINDS)  # mha, gqa, mqa, mla
+POSITION_CHOICES = POSITION_KINDS
 
-# flag dest -> config field
-_MLA_FLAGS = {"kv_lora_rank": "kv_lora_rank", "q_lora_rank": "q_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
-              "qk_rope_dim": "qk_rope_head_dim", "v_head_dim": "v_head_dim"}
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+# flag dest -> config field: each family's own sizes, then the mask
+_FAMILY_FLAGS = {_dest(f.flag): f.name for f in variant_fields()}
 _MASK_FLAGS = {"window": "window", "stride": "stride", "global_tokens": "global_tokens"}
 
 
@@ -41,19 +46,15 @@ def _whole_or_none(text: str) -> int | str:
 def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
     """``inherit``: for a subcommand, as cli.add_config_flags (an absent flag keeps the value
     given before the subcommand)."""
-    g = parser.add_argument_group("attention variants (latent attention, masks, positions)")
+    g = parser.add_argument_group("attention variants (attention family, masks, positions)")
     add = functools.partial(g.add_argument, default=argparse.SUPPRESS if inherit else None)
     add("--attention", choices=ATTENTION_CHOICES,
-        help="mha, gqa or mqa (key/value heads from --kv-heads), or mla: latent attention")
-    add("--kv-lora-rank", type=_whole_or_none, metavar="R",
-        help="MLA: width of the cached latent c_KV (default 4·d_k; 'none' for the default)")
-    add("--q-lora-rank", type=_whole_or_none, metavar="R",
-        help="MLA: width of the query's latent; 'none' (the default) for a plain query projection")
-    add("--qk-nope-dim", type=_whole_or_none, metavar="N",
-        help="MLA: per-head query/key width without position (default d_k)")
-    add("--qk-rope-dim", type=_whole_or_none, metavar="N",
-        help="MLA: per-head width of the RoPE part, even (default d_k/2 rounded to even)")
-    add("--v-head-dim", type=_whole_or_none, metavar="N", help="MLA: per-head value width (default d_k)")
+        help="; ".join(f"{', '.join(k.lower() for k in family.kinds)}: {family.title}" for family in FAMILIES)
+        + " (mha, gqa and mqa follow --kv-heads)")
+    for family in FAMILIES:  # each family's own sizes, as it describes them
+        for field in family.fields:
+            add(field.flag, type=_whole_or_none, metavar=field.metavar,
+                help=f"{family.kinds[0]}: {field.help} ('none' for the default)")
     add("--window", type=_whole_or_none, metavar="W",
         help="sliding window: with --causal each query sees its last W keys (Mistral-style), "
         "without, W on each side; 'none' clears a preset's window")
@@ -69,7 +70,7 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
 def variant_changes(args: argparse.Namespace) -> dict[str, Any]:
     """Config changes from the variant flags; ConfigError for a contradictory pair."""
     changes: dict[str, Any] = {}
-    for dest, name in {**_MLA_FLAGS, **_MASK_FLAGS}.items():
+    for dest, name in {**_FAMILY_FLAGS, **_MASK_FLAGS}.items():
         value = getattr(args, dest, None)  # None: not given (SUPPRESS leaves it absent)
         if value is not None:
             changes[name] = None if value == CLEAR else value
@@ -79,26 +80,29 @@ def variant_changes(args: argparse.Namespace) -> dict[str, Any]:
     if attention is None:
         return changes
     kv_heads = getattr(args, "kv_heads", None)
-    if attention == "mla":
-        changes["mla"] = True
-    else:
-        mla_given = [f for f in MLA_FIELDS if changes.get(f) is not None]
-        if mla_given:
-            raise ConfigError(mla_given[0], f"{mla_given[0]} belongs to latent attention; use "
-                              "--attention mla, or leave it out", [{"mla": True}])
-        changes["mla"] = False
-        changes.update({f: None for f in MLA_FIELDS})  # e.g. --preset deepseek-v3 --attention mha
-    if attention in ("mha", "mla") and kv_heads is not None:
+    kind = attention.upper()
+    target = family_named(kind)
+    for family in FAMILIES:
+        if family is target:
+            continue
+        given = [f.name for f in family.fields if changes.get(f.name) is not None]
+        if given:
+            raise ConfigError(given[0], f"{given[0]} belongs to {family.title.lower()}; use --attention "
+                              f"{family.kinds[0].lower()}, or leave it out",
+                              [{family.switch: True}] if family.switch else [])
+        changes.update(family.leave())  # e.g. --preset deepseek-v3 --attention mha clears its sizes
+    if target.switch:
+        changes[target.switch] = True
+    rule = target.kv_heads_rule(kind)
+    if rule == "all" and kv_heads is not None:
         raise ConfigError("n_kv_heads", f"--attention {attention} gives every head its own keys and "
                           f"values, so --kv-heads {kv_heads} does not fit; leave --kv-heads out",
                           [{"n_kv_heads": None}])
-    if attention == "mqa":
-        if kv_heads not in (None, 1):
-            raise ConfigError("n_kv_heads", f"--attention mqa means one key/value head, not "
-                              f"--kv-heads {kv_heads}", [{"n_kv_heads": 1}])
-        changes["n_kv_heads"] = 1
-    elif attention in ("mha", "mla"):
-        changes["n_kv_heads"] = None
+    if rule == "one" and kv_heads not in (None, 1):
+        raise ConfigError("n_kv_heads", f"--attention {attention} means one key/value head, not "
+                          f"--kv-heads {kv_heads}", [{"n_kv_heads": 1}])
+    if rule != "free":
+        changes["n_kv_heads"] = None if rule == "all" else 1
     return changes
 
 

@@ -11,7 +11,7 @@ import argparse
 
 from mha_explorer.cli.common import THEME_NAMES, config_from_args
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.text.tables import STAGE_LABELS
 
 

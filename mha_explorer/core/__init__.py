@@ -6,6 +6,6 @@ Importing this package imports no torch; ``mha_explorer.core.engine.runner`` doe
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.presets import PRESETS, get_preset
 from mha_explorer.core.plan.build import Plan, build_plan
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 
 __all__ = ["ConfigError", "MHAConfig", "STAGE_IDS", "Plan", "build_plan", "PRESETS", "get_preset"]

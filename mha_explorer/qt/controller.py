@@ -17,7 +17,7 @@ from mha_explorer.core.config.edits import apply_edits
 from mha_explorer.core.config.presets import get_preset
 from mha_explorer.core.plan.build import Plan, build_plan
 from mha_explorer.core.plan.memory import Estimate, MemoryBudgetError, estimate
-from mha_explorer.core.stages.ids import carry_stage
+from mha_explorer.core.stages.catalog import carry_stage
 from mha_explorer.core.stages.trace import Trace, current_trace
 from mha_explorer.core.text.tables import STAGE_LABELS
 from mha_explorer.qt.budget import BudgetMixin

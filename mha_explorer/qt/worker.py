@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal, Slot
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.stages.trace import Cancelled, Trace
+from mha_explorer.core.errors import Cancelled
+from mha_explorer.core.stages.trace import Trace
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from PySide6.QtGui import QImage
 from mha_explorer.cli import main
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.specs.export import stage_stem
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.plan.build import build_plan
 
 SMALL = ["--d-model", "32", "--heads", "4", "--kv-heads", "2", "--seq", "5", "--batch", "1",

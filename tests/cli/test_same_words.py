@@ -8,7 +8,7 @@ import pytest
 from mha_explorer.cli import main
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 
 CONFIGS = {
     "mha": (MHAConfig(d_model=64, n_heads=4, batch=2, seq=3),

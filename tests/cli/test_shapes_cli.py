@@ -18,7 +18,7 @@ from mha_explorer.cli import build_parser, main
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 
 CONFIG_FLAGS = {
     "--preset", "--d-model", "--heads", "--kv-heads", "--batch", "--seq", "--kv-seq",
@@ -208,8 +208,9 @@ def test_mla_preset_json_keeps_the_keys_with_latent_numbers(capsys):
     assert data["memory"]["kv_cache_per_sequence"] == (512 + 64) * 2 * 4
     assert [r["variant"] for r in data["kv_compare"]] == ["MHA", "GQA", "MQA", "MLA", "window"]
     mha = data["kv_compare"][0]
-    assert mha["bytes_per_token"] == 2 * 16 * 128 * 2  # 2 · H · d_k · itemsize
-    assert mha["whole_model_bytes"] == 2 * 16 * 128 * 2 * 4 * 27  # × S 4 × B 1 × 27 layers
+    # the model's own head widths, not D / H: keys of d_n + d_r = 128 + 64, values of d_v = 128
+    assert mha["bytes_per_token"] == 16 * (192 + 128) * 2  # H · (d_qk + d_v) · itemsize
+    assert mha["whole_model_bytes"] == 16 * (192 + 128) * 2 * 4 * 27  # × S 4 × B 1 × 27 layers
     assert "kv_compress" in [s["id"] for s in data["stages"]]
 
 
@@ -235,7 +236,7 @@ def test_variant_flags_reach_the_config(capsys):
 def test_table_shows_the_kv_comparison_and_the_latent_formula(capsys):
     rc, out, _ = shapes(capsys, "--preset", "deepseek-v3", "--seq", "4")
     assert rc == 0
-    assert "KV cache per token: (r_kv + d_r) × 2 B = (512 + 64) × 2 B" in out  # bf16
+    assert "KV cache per token: (r_kv + d_r) × e = (512 + 64) × 2 B = 1.1 KiB" in out  # bf16
     assert "KV cache by variant" in out and "MLA (current)" in out
     assert "q_a_layernorm" in out and "kv_a_layernorm" in out  # both norms counted
 

@@ -94,14 +94,16 @@ def test_a_saved_trained_config_opens_without_reading_the_tokenizer_again(monkey
 
     from mha_explorer.cli import common
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.models.minilm import info
+    from mha_explorer.core.config.rules import trained_fields
+    from mha_explorer.core.models import runtime
+    from mha_explorer.core.models.minilm.description import MINILM_L6
 
-    def no_tokenizer(_tokens):
+    def no_tokenizer(_model, _tokens):
         raise AssertionError("the tokenizer was read")
 
-    monkeypatch.setattr(common, "as_pieces", no_tokenizer)
+    monkeypatch.setattr(runtime, "as_pieces", no_tokenizer)
     pieces = ("[CLS]", "hi", "[SEP]")
-    saved = MHAConfig(**{**info.MODEL_FIELDS, "weights": "minilm-l6", "layer": 2, "tokens": pieces,
-                         "seq": 3})
+    saved = MHAConfig(**{**trained_fields(MINILM_L6, 2), "weights": "minilm-l6", "layer": 2,
+                         "tokens": pieces, "seq": 3})
     cfg = common.config_from_args(argparse.Namespace(batch=3), saved)
     assert (cfg.weights, cfg.layer, cfg.tokens, cfg.batch) == ("minilm-l6", 2, pieces, 3)

@@ -8,9 +8,9 @@ import torch
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.engine import runner as engine
+from mha_explorer.core.errors import Cancelled
 from mha_explorer.core.kernels.steps import TILE_FLOPS, Work, linear
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.stages.trace import Cancelled
 
 
 def test_cancel_after_the_first_progress_stops_before_any_more_work():

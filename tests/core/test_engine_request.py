@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.config.rules import trained_fields
 from mha_explorer.core.engine import runner as engine
 from mha_explorer.core.engine import weights as weight_sources
 from mha_explorer.core.engine.runner import DisplayCapError, EngineRequest
-from mha_explorer.core.models.minilm.info import MODEL_FIELDS
+from mha_explorer.core.models.minilm.description import MINILM_L6
 from mha_explorer.core.plan.memory import FULL_DETAIL_MAX_CELLS, MemoryBudgetError, estimate
 
 
@@ -50,7 +51,7 @@ def test_forcing_full_mode_beyond_the_display_cap_names_the_display_cap_not_memo
 def test_a_trained_source_that_is_not_installed_is_a_config_error(monkeypatch, source):
     monkeypatch.setitem(weight_sources.TRAINED_SOURCES, source, "mha_explorer.core.no_such_module:Nothing")
     # a config the trained model accepts (its shape and word pieces), so only the source is missing
-    fits = {"minilm-l6": {**MODEL_FIELDS, "tokens": ("[CLS]", "hi", "[SEP]"), "seq": 3}}
+    fits = {"minilm-l6": {**trained_fields(MINILM_L6, 1), "tokens": ("[CLS]", "hi", "[SEP]"), "seq": 3}}
     with pytest.raises(ConfigError) as info:
         engine.run(small(weights=source, **fits.get(source, {})))
     assert info.value.field == "weights" and "not installed" in info.value.message

@@ -14,9 +14,9 @@ import torch.nn.functional as F
 from test_mla import reference as mla_reference  # the per-head float64 loop beside it
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.engine import batches as engine_run
+from mha_explorer.core.engine import layout as engine_layout
 from mha_explorer.core.engine import runner as engine
-from mha_explorer.core.engine.runner import LatentWholeOnlyError
+from mha_explorer.core.engine.runner import WholeOnlyError
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.plan.memory import MemoryBudgetError, estimate
 
@@ -55,7 +55,7 @@ def test_latent_attention_through_the_engine_equals_the_per_head_reference(case)
 
 def test_latent_attention_runs_whole_or_says_why_not():
     cfg = MHAConfig(d_model=32, n_heads=4, seq=5, mla=True, device="cpu")
-    with pytest.raises(LatentWholeOnlyError) as info:
+    with pytest.raises(WholeOnlyError) as info:
         engine.run(cfg, mode="windowed")
     assert info.value.field == "mode"
     with pytest.raises(MemoryBudgetError):
@@ -95,7 +95,7 @@ MASKS = {
 def test_engine_masks_equal_sdpa_with_the_same_boolean_mask(mask, blocks, monkeypatch):
     cfg = MHAConfig(d_model=24, n_heads=6, n_kv_heads=2, seq=9, batch=2, device="cpu", **MASKS[mask])
     if blocks:  # three query rows at a time: every block builds only its own rows of the mask
-        monkeypatch.setattr(engine_run, "chunk_rows", lambda c: 3)
+        monkeypatch.setattr(engine_layout, "chunk_rows", lambda c: 3)
     trace = engine.run(cfg, mode="windowed" if blocks else "full")
     ctx = _f64(trace.tensors["weighted_sum"]["context"])
     expected = _sdpa_context(trace, cfg)
@@ -162,11 +162,8 @@ def test_learned_positions_are_a_seeded_table_and_say_so():
     assert any("seeded random table" in n for n in one.notes)
 
 
-def test_trained_weights_with_latent_attention_are_refused_naming_weights(monkeypatch):
-    cfg = MHAConfig(d_model=16, n_heads=2, seq=3, mla=True, device="cpu")
-    from mha_explorer.core.engine import latent as engine_mla
-
-    monkeypatch.setattr(type(cfg.weights_spec), "trained", property(lambda self: True))
+def test_trained_weights_with_latent_attention_are_refused_naming_weights(tmp_path):
+    # refused by the config itself, before any run, with the way back as its fix
     with pytest.raises(ConfigError) as info:
-        engine_mla.run_mla(cfg, None, "cpu", torch.float32, None, None)
-    assert info.value.field == "weights"
+        MHAConfig(d_model=16, n_heads=2, seq=3, mla=True, weights="lab", weights_path=str(tmp_path))
+    assert info.value.field == "weights" and {"weights": "random"} in info.value.suggestions

@@ -56,8 +56,8 @@ def test_table_rows_carry_raw_numbers_and_the_ratio_to_mha():
 
 def test_the_variant_arithmetic_modules_import_without_torch_or_qt():
     # a fresh interpreter: this test process may have torch loaded already
-    modules = ("variants.latent.dims", "variants.latent.stages", "specs.mask_counts", "specs.positions",
-               "plan.positions", "plan.kv_cache", "plan.variants", "config.rules")
+    modules = ("variants.registry", "variants.latent", "variants.grouped", "specs.mask_counts",
+               "specs.positions", "plan.build", "plan.kv_cache", "plan.masks", "config.rules")
     code = ("import sys; " + "; ".join(f"import mha_explorer.core.{m}" for m in modules)
             + "; import mha_explorer.cli.variant_flags; "
             "heavy = [m for m in ('torch', 'PySide6', 'pyqtgraph') if m in sys.modules]; "

@@ -127,7 +127,7 @@ def test_bad_model_shapes_are_refused():
 
 
 def test_pause_holds_training_and_cancel_ends_it_while_paused():
-    from mha_explorer.core.stages.trace import Cancelled
+    from mha_explorer.core.errors import Cancelled
 
     spec = LabModelSpec(task="copy", vocab=4, n=2, d_model=8, heads=2)
     polls, events = [], []

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.rules import check_mask
 from mha_explorer.core.kernels.masks import attend, visible_block
-from mha_explorer.core.specs.mask_counts import cached_tokens, mask_counts, row_counts, skipped_flops
+from mha_explorer.core.plan.masks import skipped_flops
+from mha_explorer.core.specs.mask_counts import cached_tokens, mask_counts, row_counts
 from mha_explorer.core.specs.masks import MaskSpec
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.engine.runner import run
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 
 
 @st.composite

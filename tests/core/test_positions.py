@@ -16,15 +16,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.config.rules import check_positions
 from mha_explorer.core.kernels.positions import add_sinusoidal, apply_rope, rotate_half
-from mha_explorer.core.plan.positions import rope_stage, rope_width, sinusoidal_stage
+from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.specs.positions import (
     rope_distance_curve,
     rope_frequencies,
     rope_score_at,
     sinusoidal_table,
 )
+from mha_explorer.core.variants.grouped import GROUPED
+from mha_explorer.core.variants.registry import family_of
 
 
 def complex_rope(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -106,6 +107,10 @@ def test_sinusoidal_is_added_to_x_so_equal_words_differ():
     assert not torch.equal(y[0, 0], y[0, 1])
 
 
+def rope_width(cfg: MHAConfig) -> int:
+    return family_of(cfg).rope_width(cfg)
+
+
 def test_rope_width_is_d_k_or_mla_rope_part():
     assert rope_width(MHAConfig(d_model=64, n_heads=4)) == 16
     assert rope_width(MHAConfig(d_model=64, n_heads=4, mla=True, qk_rope_head_dim=6)) == 6
@@ -115,10 +120,25 @@ def test_rope_with_an_odd_head_width_is_refused_with_fixes():
     cfg = object.__new__(MHAConfig)
     object.__setattr__(cfg, "__dict__", dict(MHAConfig().__dict__, d_model=15, n_heads=5, positions="rope"))
     with pytest.raises(ConfigError) as info:
-        check_positions(cfg)
+        GROUPED.check(cfg, owned=True)
     assert info.value.field == "positions" and "d_k = 3" in info.value.message
     assert {"positions": "sinusoidal"} in info.value.suggestions
-    check_positions(MHAConfig(d_model=16, n_heads=4, positions="rope"))
+    GROUPED.check(MHAConfig(d_model=16, n_heads=4, positions="rope"), owned=True)
+    with pytest.raises(ConfigError, match="d_k = 3"):  # and the config itself refuses it
+        MHAConfig(d_model=15, n_heads=5, positions="rope")
+
+
+def _stage(cfg: MHAConfig, stage: str):
+    plan = build_plan(cfg)
+    return plan.stage(stage) if plan.has_stage(stage) else None
+
+
+def rope_stage(cfg: MHAConfig):
+    return _stage(cfg, "rope")
+
+
+def sinusoidal_stage(cfg: MHAConfig):
+    return _stage(cfg, "positions")
 
 
 def test_rope_stage_shapes_and_flops_written_out():
@@ -127,7 +147,8 @@ def test_rope_stage_shapes_and_flops_written_out():
     assert [t.shape for t in stage.tensors] == [(2, 4, 5, 8), (2, 2, 5, 8)]
     assert stage.flops == 3 * (320 + 160)
     assert rope_stage(MHAConfig(positions="sinusoidal")) is None
-    assert rope_stage(MHAConfig(d_model=32, n_heads=4, positions="rope", mla=True)) is None
+    latent = rope_stage(MHAConfig(d_model=32, n_heads=4, positions="rope", mla=True))
+    assert [t.name for t in latent.tensors] == ["q_rope", "k_rope"]  # only the decoupled parts turn
 
 
 def test_sinusoidal_stage_adds_one_table_to_each_sequence():

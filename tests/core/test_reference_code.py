@@ -10,7 +10,7 @@ import pytest
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.text.reference_code import reference_code, stage_lines
 
 torch = pytest.importorskip("torch")

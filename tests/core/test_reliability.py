@@ -41,7 +41,7 @@ from mha_explorer.core.engine import runner as engine
 from mha_explorer.core.engine import weights
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.plan.memory import MemoryBudgetError, estimate
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 
 FIELDS = tuple(f.name for f in dataclasses.fields(MHAConfig))
 INT_FIELDS = ("d_model", "n_heads", "n_kv_heads", "batch", "seq", "kv_seq", "seed")

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.config import FIELD_LABELS, ConfigError, MHAConfig
+from mha_explorer.core.config.rules import check_trained
 from mha_explorer.core.models.minilm import files, info
 
 AVAILABLE, WHY = files.is_available()
@@ -73,10 +74,14 @@ def _trained(**changes):
     return MHAConfig(**base)
 
 
+def check_config(cfg):
+    check_trained(cfg, FIELD_LABELS)
+
+
 def test_config_rules_of_the_trained_model_name_the_field_and_the_fix():
-    info.check_config(_trained())  # the model's own shape passes
-    info.check_config(_trained(n_kv_heads=12, layer=6))
-    info.check_config(MHAConfig(d_model=64, n_heads=4))  # random weights: no rule applies
+    check_config(_trained())  # the model's own shape passes
+    check_config(_trained(n_kv_heads=12, layer=6))
+    check_config(MHAConfig(d_model=64, n_heads=4))  # random weights: no rule applies
     cases = {
         "d_model": dict(d_model=768), "n_heads": dict(n_heads=6), "n_kv_heads": dict(n_kv_heads=4),
         "bias": dict(bias=False), "causal": dict(causal=True), "layer": dict(layer=7),
@@ -84,11 +89,11 @@ def test_config_rules_of_the_trained_model_name_the_field_and_the_fix():
     }
     for field, change in cases.items():
         with pytest.raises(ConfigError) as err:
-            info.check_config(_trained(**change))
+            check_config(_trained(**change))
         assert err.value.field == field
         if field != "tokens":
             fixed = _trained(**{**change, **err.value.suggestions[0]})
-            info.check_config(fixed)  # the suggested fix is a config the model accepts
+            check_config(fixed)  # the suggested fix is a config the model accepts
 
 
 def test_loading_refuses_an_altered_file_before_reading_it(tmp_path, monkeypatch):

@@ -139,7 +139,7 @@ def _straightforward_stages(w, x):
 @pytest.mark.parametrize("layer", range(1, 7))
 def test_weight_source_gives_each_layer_its_real_weights_and_input(reference, layer):
     from mha_explorer.core.config import MHAConfig
-    from mha_explorer.core.models.minilm.source import MiniLMWeights
+    from mha_explorer.core.models.minilm.source import Weights as MiniLMWeights
     from mha_explorer.core.models.minilm.tokenizer import wordpieces
 
     pieces = wordpieces(SENTENCES[1])
@@ -187,7 +187,7 @@ def test_weight_source_gives_each_layer_its_real_weights_and_input(reference, la
 
 def test_weight_source_refuses_a_config_that_is_not_the_model():
     from mha_explorer.core.config import ConfigError, MHAConfig
-    from mha_explorer.core.models.minilm.source import MiniLMWeights
+    from mha_explorer.core.models.minilm.source import Weights as MiniLMWeights
 
     pieces = ("[CLS]", "the", "cat", "[SEP]")
     with pytest.raises(ConfigError, match="384"):

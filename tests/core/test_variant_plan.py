@@ -5,9 +5,9 @@ from __future__ import annotations
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import get_preset
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.plan.variants import kv_cache_figures, mask_summary, mla_summary, params_for
-from mha_explorer.core.stages.ids import STAGE_IDS
-from mha_explorer.core.variants.grouped.params import param_plan
+from mha_explorer.core.plan.masks import mask_summary
+from mha_explorer.core.stages.catalog import STAGE_IDS
+from mha_explorer.core.variants.registry import family_of, plan_summaries
 
 
 def _ids(cfg: MHAConfig) -> list[str]:
@@ -26,17 +26,21 @@ def test_mla_preset_gets_latent_stages_and_parameters():
     cfg = get_preset("deepseek-v2-lite").apply(MHAConfig(seq=4, batch=1))
     ids = _ids(cfg)
     assert "kv_compress" in ids and "kv_expand" in ids and "rope" in ids
-    assert params_for(cfg, param_plan(cfg)).total == 13_763_072  # as in test_presets
-    summary = mla_summary(cfg)
+    assert family_of(cfg).params(cfg).total == 13_763_072  # as in test_presets
+    assert build_plan(cfg).params.total == 13_763_072
+    summary = plan_summaries(cfg)["mla"]
     assert summary["folded_output_weight"] == 16 * 512 * 2048  # W_OUV: H·r_kv × D
-    assert mla_summary(MHAConfig()) is None
+    assert plan_summaries(MHAConfig())["mla"] is None
 
 
 def test_kv_cache_figures_keep_the_json_keys_and_bound_the_window():
     # Mistral: 2 · 8 · 128 · 2 B (bfloat16) = 4,096 B per token; S 10,000 under window 4,096
     cfg = get_preset("mistral-7b").apply(MHAConfig(seq=10_000, batch=2, dtype="bfloat16"))
-    assert kv_cache_figures(cfg) == {"kv_cache_per_token": 4_096, "kv_cache_per_sequence": 4_096 * 4_096,
-                                     "kv_cache_batch": 2 * 4_096 * 4_096, "kv_cache_tokens": 4_096}
+    memory = build_plan(cfg).to_dict()["memory"]
+    assert {k: memory[k] for k in ("kv_cache_per_token", "kv_cache_per_sequence", "kv_cache_batch",
+                                   "kv_cache_tokens")} == {
+        "kv_cache_per_token": 4_096, "kv_cache_per_sequence": 4_096 * 4_096,
+        "kv_cache_batch": 2 * 4_096 * 4_096, "kv_cache_tokens": 4_096}
 
 
 def test_mask_summary_counts_a_causal_square():
@@ -62,7 +66,7 @@ def test_the_plan_carries_the_window_bound_cache_and_mla_counts():
 
 
 def test_an_edit_that_changes_the_stage_list_keeps_a_stage_doing_the_same_job():
-    from mha_explorer.core.stages.ids import carry_stage
+    from mha_explorer.core.stages.catalog import carry_stage
 
     mha = build_plan(MHAConfig()).stage_ids
     latent = build_plan(MHAConfig(mla=True, positions="rope")).stage_ids

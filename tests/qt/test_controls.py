@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from mha_explorer.core.config.presets import PRESETS
-from mha_explorer.qt.panels.config_fields import gqa_default, suggestion_text
+from mha_explorer.core.variants.grouped import gqa_default
+from mha_explorer.qt.panels.config_fields import suggestion_text
 from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.engine.decode import layer_tensors, project_heads, run_decode
+from mha_explorer.core.engine.decode import layer_tensors, run_decode
 from mha_explorer.core.engine.tiled import record_tiles
 from mha_explorer.core.plan.decode import cache_growth, decode_steps
 from mha_explorer.core.plan.tiles import tile_plan, tile_states
+from mha_explorer.core.variants.grouped.compute import project_heads
 from mha_explorer.qt.decode.decode_view import DecodeView
 from mha_explorer.qt.decode.tiles_view import TilesView
 

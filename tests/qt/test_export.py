@@ -16,7 +16,7 @@ from PySide6.QtGui import QImage
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.specs.export import parse_formats, parse_size, parse_stages, stage_stem
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.system import safe_files
 from mha_explorer.qt.shell.export import ExportOptions, export_stages
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QPoint
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.text.reference_code import stage_lines
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.stage.diagram_items import ChipItem, NoteItem, TextItem

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QVBoxLayout, QWidget
 
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.qt.controller import SPEEDS
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 
 SMALL = {"d_model": 64, "n_heads": 4, "batch": 2, "seq": 6, "device": "cpu"}
 # latent attention at a small size: each dim counted apart, so a wrong one shows

@@ -29,7 +29,7 @@ def test_fields_switch_the_attention_kind(qtbot, make_controller):
     fields = VariantFields(c)
     qtbot.addWidget(fields)
     _pick(fields, "MLA")
-    assert c.config.mla and c.config.variant == "MLA" and fields.mla_group.isVisibleTo(fields)
+    assert c.config.mla and c.config.variant == "MLA" and fields.family_groups["latent"].isVisibleTo(fields)
     fields.spins["kv_lora_rank"].setValue(24)
     assert c.config.kv_lora_rank == 24
     _pick(fields, "GQA")

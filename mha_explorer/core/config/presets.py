@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.specs.weights import RANDOM
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,9 @@ class Preset:
         # the whole mask (none has a stride or global tokens) and the MLA fields, so none
         # lingers from before, and applying one never fails on what it did not set
         kv = None if self.n_kv_heads == self.n_heads else self.n_kv_heads
-        # another model's shape: the trained layer's weights do not fit it
-        weights = "random" if cfg.weights == "minilm-l6" else cfg.weights
-        return cfg.replace(weights=weights, d_model=self.d_model, n_heads=self.n_heads, n_kv_heads=kv,
+        # another model's shape: no trained layer's weights (a model's or a Lab run's) fit it
+        return cfg.replace(weights=RANDOM, weights_path=None, d_model=self.d_model, n_heads=self.n_heads,
+                           n_kv_heads=kv,
                            bias=self.bias, causal=self.causal, positions=self.positions,
                            window=self.window, stride=None, global_tokens=0, mla=self.mla,
                            kv_lora_rank=self.kv_lora_rank,

@@ -7,14 +7,20 @@ this module, so a student sees the same message wherever the mistake was made.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from mha_explorer.core.config.rules import check_trained, check_variants
+from mha_explorer.core.errors import ConfigError
+from mha_explorer.core.fixes import divisors, nearest
+from mha_explorer.core.fixes import join_words as _join
+from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.specs.positions import POSITION_KINDS, PositionsSpec
-from mha_explorer.core.specs.weights import WEIGHT_SOURCES, WeightsSpec
+from mha_explorer.core.specs.weights import LAB, RANDOM, WeightsSpec
+from mha_explorer.core.variants.registry import FAMILIES, kind_of, variant_fields
 
+WEIGHT_SOURCES = (RANDOM, *MODELS, LAB)  # random, every trained model, a Lab run
 DTYPES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 DEVICES = ("auto", "cpu", "cuda", "mps")
 ALIGNMENTS = ("top-left", "bottom-right")
@@ -33,18 +39,12 @@ CAPS: dict[str, int] = {
     "window": 1_048_576,
     "stride": 1_048_576,
     "global_tokens": 1_048_576,
-    "kv_lora_rank": 65_536,
-    "q_lora_rank": 65_536,
-    "qk_nope_head_dim": 4_096,
-    "qk_rope_head_dim": 4_096,
-    "v_head_dim": 4_096,
-}
+} | {f.name: f.cap for f in variant_fields()}  # each family caps its own sizes
 
 # how each field is named in messages (most by their own name)
 FIELD_LABELS = {name: name for name in (
     "d_model", "batch", "seed", "dtype", "device", "causal", "bias", "weights", "layer", "positions",
-    "window", "stride", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-    "v_head_dim",
+    "window", "stride", *(f.name for f in variant_fields()),
 )} | {
     "n_heads": "heads",
     "n_kv_heads": "key/value heads",
@@ -53,38 +53,7 @@ FIELD_LABELS = {name: name for name in (
     "causal_alignment": "causal alignment",
     "weights_path": "weights file",
     "global_tokens": "global tokens",
-    "mla": "latent attention",
-}
-
-
-class ConfigError(ValueError):
-    """An invalid configuration, explained for a person.
-
-    ``field`` names the offending field; ``suggestions`` are complete fixes, each
-    a dict of field -> value that makes the config valid when applied.
-    """
-
-    def __init__(self, field: str, message: str, suggestions: list[dict[str, Any]] | None = None):
-        super().__init__(message)
-        self.field = field
-        self.message = message
-        self.suggestions = suggestions or []
-
-
-def divisors(n: int) -> list[int]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
-
-
-def nearest(candidates: list[int], target: int, count: int = 2) -> list[int]:
-    """The ``count`` candidates closest to target, in ascending order, target itself excluded."""
-    others = [c for c in candidates if c != target]
-    return sorted(sorted(others, key=lambda c: (abs(c - target), -c))[:count])
-
-
-def _join(values: list[int]) -> str:
-    words = [str(v) for v in values]
-    return " or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1]
+} | {family.switch: family.title.split(" (")[0].lower() for family in FAMILIES if family.switch}
 
 
 @dataclass(frozen=True)
@@ -117,7 +86,7 @@ class MHAConfig:
     window: int | None = None
     stride: int | None = None
     global_tokens: int = 0
-    # Multi-head latent attention (MLA); None: derived from d_k
+    # the latent family's switch and sizes (core/variants/latent); None: derived from d_k
     mla: bool = False
     kv_lora_rank: int | None = None
     q_lora_rank: int | None = None
@@ -168,11 +137,8 @@ class MHAConfig:
 
     @property
     def variant(self) -> str:
-        if self.mla:
-            return "MLA"
-        if self.Hkv == self.H:
-            return "MHA"
-        return "MQA" if self.Hkv == 1 else "GQA"
+        """What people call this kind of attention: "MHA", "GQA", "MQA" or "MLA"."""
+        return kind_of(self)
 
     # The descriptions the engine and the plan read (core/specs.py) -------
     @property
@@ -355,17 +321,13 @@ def _check(cfg: MHAConfig) -> None:
                 "tokens", f"the sentence has {len(cfg.tokens)} words but the sequence length "
                 f"is {cfg.seq}", [{"seq": len(cfg.tokens)}] if len(cfg.tokens) else [],
             )
-    # the rules that tie latent attention, masks and positions to the rest; imported here
-    # because those modules import this one
-    from mha_explorer.core.config.rules import check_variants
-
-    check_variants(cfg)
+    check_variants(cfg)  # the attention family's rules, then the mask's
 
 
 def _check_variant_fields(cfg: MHAConfig) -> None:
-    """Types and ranges of the weights, positions, mask and MLA fields.
+    """Types and ranges of the weights, positions, mask and attention-family fields.
 
-    The rules that tie them to the rest (a trained model's shape, MLA's ranks)
+    The rules that tie them to the rest (a trained model's shape, a family's sizes)
     live with the code that gives them meaning and are checked after this.
     """
     _check_choice("weights", cfg.weights, WEIGHT_SOURCES)
@@ -373,16 +335,15 @@ def _check_variant_fields(cfg: MHAConfig) -> None:
     _check_int("layer", cfg.layer)
     if cfg.weights_path is not None and not isinstance(cfg.weights_path, str):
         raise ConfigError("weights_path", f"weights file must be a path, got {cfg.weights_path!r}")
-    for name in ("window", "stride", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim",
-                 "qk_rope_head_dim", "v_head_dim"):
+    for name in ("window", "stride", *(f.name for f in variant_fields())):
         if getattr(cfg, name) is not None:
             _check_int(name, getattr(cfg, name))
     _check_int("global_tokens", cfg.global_tokens, minimum=0)
-    if not isinstance(cfg.mla, bool):
-        raise ConfigError("mla", f"latent attention must be true or false, got {cfg.mla!r}")
-    from mha_explorer.core.models.minilm.info import check_config  # the trained model's own rules
-
-    check_config(cfg)
+    for switch in (family.switch for family in FAMILIES if family.switch):
+        if not isinstance(getattr(cfg, switch), bool):
+            raise ConfigError(switch, f"{FIELD_LABELS[switch]} must be true or false, got "
+                              f"{getattr(cfg, switch)!r}")
+    check_trained(cfg, FIELD_LABELS)  # a trained model's layer fixes the shape, mask and positions
 
 
 def sentence_tokens(text: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from typing import Any
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.plan.decode import cache_growth, decode_steps
 from mha_explorer.core.plan.tiles import tile_plan, tile_states
+from mha_explorer.core.specs.weights import RANDOM
 
 COMPUTE_MAX_WEIGHTS = 1 << 24  # 4·D² numbers: the layer built here (64 MiB in float32)
 COMPUTE_MAX_TOKENS = 512  # P + N decoded step by step for the score rows
@@ -32,8 +33,8 @@ def generation_config(cfg: MHAConfig) -> tuple[MHAConfig, list[str]]:
     float32 (the step-by-step paths compute in float32 on the CPU)."""
     notes = []
     changes: dict[str, Any] = {}
-    if cfg.weights != "random":
-        changes["weights"] = "random"
+    if cfg.weights_spec.trained:
+        changes.update(weights=RANDOM, weights_path=None)
         notes.append("a trained encoder layer reads its whole sentence at once; generation is "
                      "shown with its shape and random weights")
     if cfg.dtype != "float32":
@@ -58,7 +59,7 @@ def decode_data(cfg: MHAConfig, prompt: int, steps: int, layers: int | None = No
     rows = decode_steps(cfg, prompt, steps, layers)
     seen = [r.seen_tokens for r in rows]
     growth = cache_growth(cfg, seen)
-    if cfg.window is None and not cfg.mla:  # a sliding window beside them: a cache that stops growing
+    if cfg.window is None:  # a sliding window beside them: a cache that stops growing
         window = max(1, (prompt + steps) // 2)
         growth.update(_window_only(cfg, window, seen))
     scores = weights = None
@@ -83,9 +84,7 @@ def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0) -> dict[st
     states = tile_states(cfg.mask_spec, cfg.T, cfg.S, block)
     records: list[dict] = []
     cells = plan.heads_times_batch * cfg.T * cfg.S
-    if cfg.mla:
-        notes.append("latent attention: the tiles are counted; they are not computed yet")
-    elif cells > TILES_MAX_CELLS or not _computable(cfg, cfg.T + cfg.S):
+    if cells > TILES_MAX_CELLS or not _computable(cfg, cfg.T + cfg.S):
         notes.append(f"B·H·T·S is {cells:,} cells: the tiles are counted, not computed, above "
                      f"{TILES_MAX_CELLS:,}")
     else:
@@ -94,11 +93,11 @@ def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0) -> dict[st
 
 
 def _records(cfg: MHAConfig, block: tuple[int, int], head: int) -> list[dict]:
-    from mha_explorer.core.engine.decode import layer_tensors, project_heads  # torch
+    from mha_explorer.core.engine.decode import compute_module, layer_tensors  # torch
     from mha_explorer.core.engine.tiled import record_tiles
 
-    w, x, xkv = layer_tensors(cfg)
-    q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+    # the Q, K and V the family scores: [B, H, T, w], [B, Hkv, S, w], [B, Hkv, S, v]
+    q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg))
     _out, records = record_tiles(q.detach(), k.detach(), v.detach(), cfg.mask_spec, block,
                                  head=head, max_tiles=TILE_RECORDS)
     return [dataclasses.asdict(r) for r in records]

@@ -1,31 +1,48 @@
-"""What the window's Layers dock shows for a trained model, as numpy and dicts.
+"""What the window's Layers dock shows for a trained model, as typed values of numpy and floats.
 
-``all_layers`` runs the sentence once and gives every layer's maps (the 6 × 12
-grid), each map's badge ("prev 0.98") and each head's pattern scores.
-``layer_ablation`` switches off each head of one layer in turn. Both run on the
-worker thread; the model is loaded once per process and each sentence's pass is
-kept, so a new layer costs only its ablation.
+``all_layers`` runs the text once and gives every layer's maps (the layers × heads grid), each
+map's badge ("prev 0.98") and each head's pattern scores. ``layer_ablation`` switches off each
+head of one layer in turn. Both run on the worker thread and reach the model through its own
+package (models.runtime), so nothing here names a model.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from mha_explorer.core.models import patterns
-from mha_explorer.core.models.minilm.report import ablation_rows, grid_badges, pieces_maps
+import numpy as np
+
+from mha_explorer.core.models import patterns, runtime
+from mha_explorer.core.models.catalog import model_named
 
 
-def all_layers(pieces: tuple[str, ...]) -> dict[str, Any]:
-    """{"tokens", "maps" [layers, H, T, T], "badges" [layers][H], "scores" [layers][H] dicts}."""
-    found = pieces_maps(tuple(pieces))
-    return {
-        "tokens": found.tokens,
-        "maps": found.maps,
-        "badges": grid_badges(found),
-        "scores": [patterns.head_scores(layer_maps, found.tokens) for layer_maps in found.maps],
-    }
+@dataclass(frozen=True)
+class LayersData:
+    model: str  # the model's key
+    tokens: tuple[str, ...]
+    maps: np.ndarray  # [layers, H, T, T] float32
+    badges: list[list[str]]  # [layers][H], e.g. "prev 0.98"
+    scores: list[list[dict[str, float]]]  # [layers][H] pattern scores
 
 
-def layer_ablation(layer: int, pieces: tuple[str, ...]) -> dict[str, Any]:
-    """{"layer", "tokens", "rows": [{"head", "embedding_cosine", "layer_output_cosine"}]}."""
-    return {"layer": layer, "tokens": tuple(pieces), "rows": ablation_rows(layer, tuple(pieces))}
+@dataclass(frozen=True)
+class AblationData:
+    model: str
+    layer: int
+    tokens: tuple[str, ...]
+    rows: list[dict[str, Any]]  # {"head", "embedding_cosine", ...}, most consequential first
+
+
+def all_layers(model_key: str, pieces: tuple[str, ...]) -> LayersData:
+    """Every layer's maps, badges and pattern scores for ``pieces``."""
+    report = runtime.part(model_named(model_key), "report")
+    found = report.pieces_maps(tuple(pieces))
+    return LayersData(model_key, tuple(found.tokens), found.maps, report.grid_badges(found),
+                      [patterns.head_scores(layer_maps, found.tokens) for layer_maps in found.maps])
+
+
+def layer_ablation(model_key: str, layer: int, pieces: tuple[str, ...]) -> AblationData:
+    """Each head of ``layer`` switched off in turn, most consequential first."""
+    report = runtime.part(model_named(model_key), "report")
+    return AblationData(model_key, layer, tuple(pieces), report.ablation_rows(layer, tuple(pieces)))

@@ -1,4 +1,4 @@
-"""The torch engine: runs the nine stages for a request and returns a Trace.
+"""The torch engine: runs a layer's stages for a request and returns a Trace.
 
 With its helpers (weights.py, engine_steps.py) the only part of the core that
 imports torch. Everything it hands back is numpy (float32) or plain Python, so
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import platform
 import sys
 import time
@@ -20,9 +21,9 @@ import torch
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.engine import weights as weight_sources
-from mha_explorer.core.engine.batches import Layout, RunState, position_notes
-from mha_explorer.core.engine.latent import run_mla
-from mha_explorer.core.kernels.steps import Clock, Work
+from mha_explorer.core.engine.layout import Layout
+from mha_explorer.core.errors import Cancelled
+from mha_explorer.core.kernels.steps import Clock, LayerJob, Work
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.plan.memory import (
     FULL_DETAIL_MAX_CELLS,
@@ -31,11 +32,12 @@ from mha_explorer.core.plan.memory import (
     default_budget,
     estimate,
 )
-from mha_explorer.core.specs.mask_counts import mask_notes
-from mha_explorer.core.stages.trace import Cancelled, Trace
+from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.stages.trace import Trace
+from mha_explorer.core.variants.registry import family_of
 
 __all__ = ["EngineRequest", "run", "Cancelled", "Trace", "resolve_device", "DisplayCapError",
-           "LatentWholeOnlyError"]
+           "WholeOnlyError"]
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 MODES = (None, "full", "windowed")
@@ -81,12 +83,12 @@ class DisplayCapError(ConfigError):
         self.cells = cells
 
 
-class LatentWholeOnlyError(ConfigError):
-    """Latent attention is computed whole (full mode): no row blocks for it yet."""
+class WholeOnlyError(ConfigError):
+    """A family that is computed whole (full mode): no row blocks for it yet."""
 
-    def __init__(self, cells: int):
+    def __init__(self, family: str, cells: int):
         super().__init__(
-            "mode", f"latent attention is computed whole (full mode only), up to "
+            "mode", f"{family} is computed whole (full mode only), up to "
             f"{FULL_DETAIL_MAX_CELLS:,} attention cells; this layer has {cells:,}: lower the batch, "
             "heads or sequence length (its shapes and arithmetic are still shown)")
         self.cells = cells
@@ -157,8 +159,9 @@ def choose_mode(request: EngineRequest, device: str) -> tuple[str, int, int]:
         raise ValueError(f"mode must be 'full', 'windowed' or None, got {request.mode!r}")
     cfg = request.config
     est: Estimate = estimate(cfg, host_copy=cfg.dtype != "float32" or device != "cpu")
-    if cfg.mla and (request.mode == "windowed" or not est.full_allowed):
-        raise LatentWholeOnlyError(cfg.batch * cfg.H * cfg.T * cfg.S)
+    family = family_of(cfg)
+    if family.computed_whole and (request.mode == "windowed" or not est.full_allowed):
+        raise WholeOnlyError(family.title, cfg.batch * cfg.H * cfg.T * cfg.S)
     budget = device_budget(device) if request.budget_bytes is None else request.budget_bytes
     where = "the GPU" if device == "cuda" else "the CPU" if device == "cpu" else device
     if request.mode is None:
@@ -177,46 +180,27 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
             cancel: Callable[[], bool] | None, progress: Callable[[float], None] | None) -> Trace:
     chosen, peak, budget = choose_mode(request, device)
     cfg = request.config
+    family = family_of(cfg)
     source = weight_sources.source_for(cfg)
     work = Work(build_plan(cfg).total_flops, cancel, progress)
     work.check()
     start = time.perf_counter()
     dtype = TORCH_DTYPES[cfg.dtype]
-    if cfg.mla:
-        return _run_latent(request, source, device, dtype, work, notes, (chosen, peak, budget), start)
-    w = weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
     layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
-    state = RunState(cfg, source, device, dtype, w, layout, work, Clock(device))
-    for batch in layout.batches:
-        state.run_batch(batch)
-    tokens_q, tokens_kv = source.tokens(cfg)
-    return Trace(
-        config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
-        tensors=state.stored, weights=HostWeights(w), output=state.stored["output"]["Y"],
-        timings=dict(state.clock.totals), seconds=time.perf_counter() - start,
-        batch_index=None if layout.full else layout.show_batch, rows=layout.rows,
-        masked_rows=state.blind_rows, estimate_bytes=peak, budget_bytes=budget,
-        notes=tuple(notes) + source.notes(cfg) + state.notes(), output_norms=tuple(state.norms),
-    )
-
-
-def _run_latent(request: EngineRequest, source, device: str, dtype: torch.dtype, work: Work,
-                notes: tuple[str, ...], choice: tuple[str, int, int], start: float) -> Trace:
-    """Latent attention (MLA): the whole batch at once, every stage kept (engine_mla.py)."""
-    cfg = request.config
     clock = Clock(device)
-    stored, w, blind = run_mla(cfg, source, device, dtype, work, clock.tick)
+    def weights() -> dict[str, torch.Tensor]:  # made (or reused) only by a family that reads them
+        return weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
+
+    job = LayerJob(cfg, source, weights, device, dtype, layout, work, clock)
+    done = importlib.import_module(family.compute_module).run_layer(job)
     tokens_q, tokens_kv = source.tokens(cfg)
-    chosen, peak, budget = choice
-    own = (*mask_notes(cfg), *position_notes(cfg),
-           "latent attention, naive form (as trained); the absorbed form is in the plan")
     return Trace(
         config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
-        tensors=stored, weights=HostWeights(w), output=stored["output"]["Y"],
-        timings=dict(clock.totals), seconds=time.perf_counter() - start, batch_index=None,
-        rows=(0, cfg.T), masked_rows=blind, estimate_bytes=peak, budget_bytes=budget,
-        notes=tuple(notes) + source.notes(cfg) + own,
-        output_norms=tuple(float(np.linalg.norm(y)) for y in stored["output"]["Y"]),
+        tensors=done.stored, weights=HostWeights(done.weights), output=done.stored[StageId.output]["Y"],
+        timings=dict(clock.totals), seconds=time.perf_counter() - start,
+        batch_index=None if layout.full else layout.show_batch, rows=layout.rows,
+        masked_rows=done.blind_rows, estimate_bytes=peak, budget_bytes=budget,
+        notes=tuple(notes) + source.notes(cfg) + done.notes, output_norms=done.norms,
     )
 
 

@@ -151,21 +151,21 @@ def grid_of(mask_spec: MaskSpec | None, T: int, S: int, block: tuple[int, int]) 
 
 
 def max_abs_diff_vs_full(cfg, block: tuple[int, int]) -> float:
-    """The tiled path against SDPA with the same boolean mask, float32, on rows that
-    see at least one key (SDPA leaves a row that sees none undefined)."""
+    """The tiled path against SDPA with the same boolean mask, float32, on rows that see at
+    least one key (SDPA leaves a row that sees none undefined). Q, K and V are the ones the
+    config's family scores (a latent config's per-head [nope | rope] keys and its values)."""
     import torch.nn.functional as F
 
-    from mha_explorer.core.engine.decode import layer_tensors, project_heads  # the engine's layer
+    from mha_explorer.core.engine.decode import compute_module, layer_tensors  # the engine's layer
 
-    w, x, xkv = layer_tensors(cfg)
     with torch.no_grad():
-        q, k, v = project_heads(cfg, w, x, xkv)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+        q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg))  # [B, H|Hkv, T|S, ·]
         tiled = tiled_attention(q, k, v, cfg.mask_spec, block)
         visible = cfg.mask_spec.visible(0, cfg.T, cfg.T, cfg.S)
         mask = None if visible is None else torch.from_numpy(visible)
-        g = cfg.group_size
+        g = q.shape[1] // k.shape[1]
         full = F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
-                                              attn_mask=mask)  # [B, H, T, d_k]
+                                              attn_mask=mask)  # [B, H, T, v]
         rows = torch.ones(cfg.T, dtype=torch.bool) if mask is None else mask.any(-1)
         return float((tiled - full)[:, :, rows].abs().max()) if rows.any() else 0.0
 

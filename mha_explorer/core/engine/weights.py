@@ -20,16 +20,17 @@ from typing import Protocol
 import torch
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.models.catalog import MODELS
+from mha_explorer.core.specs.weights import LAB, RANDOM
 
 WEIGHT_STD = 1.0  # times 1/sqrt(D): scores of order 1, so the maps show structure
 BIAS_STD = 0.1
 NORMAL_CHUNK = 1 << 20  # float32 numbers drawn at once when filling a lower-precision tensor
 
-# cfg.weights -> "module:Class" of a source written elsewhere, imported on first use
-TRAINED_SOURCES = {
-    "minilm-l6": "mha_explorer.core.models.minilm.source:MiniLMWeights",
-    "lab": "mha_explorer.core.lab.source:LabWeights",
-}
+# cfg.weights -> "module:Class" of a source written elsewhere, imported on first use: every
+# trained model's own, and the Lab's saved runs
+TRAINED_SOURCES = {**{key: model.source for key, model in MODELS.items()},
+                   LAB: "mha_explorer.core.lab.source:LabWeights"}
 
 
 class WeightSource(Protocol):
@@ -49,7 +50,7 @@ class WeightSource(Protocol):
 
 def source_for(cfg: MHAConfig) -> WeightSource:
     """The weight source named by ``cfg.weights``; ConfigError when it is not installed."""
-    if cfg.weights == "random":
+    if cfg.weights == RANDOM:
         return RandomWeights(cfg)
     target = TRAINED_SOURCES.get(cfg.weights)
     if target is None:

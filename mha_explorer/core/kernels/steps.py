@@ -11,14 +11,16 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from mha_explorer.core.errors import Cancelled
 from mha_explorer.core.kernels.positions import add_sinusoidal, apply_rope, query_key_positions
 from mha_explorer.core.specs.masks import MaskSpec
-from mha_explorer.core.stages.ids import STAGE_IDS
-from mha_explorer.core.stages.trace import Cancelled
+from mha_explorer.core.stages.catalog import CLASSIC, StageId
 
 TILE_FLOPS = 1 << 32  # work between two looks at ``cancel``: ~0.05 s at 100 GFLOP/s, 0.2 s at 20
 TILE_ROWS = 2048  # rows per tile: tall tiles keep the matmul near full speed
@@ -49,7 +51,7 @@ class Clock:
 
     def __init__(self, device: str):
         self.device = device
-        self.totals = {s: 0.0 for s in STAGE_IDS}
+        self.totals: dict[str, float] = {s: 0.0 for s in CLASSIC}
         self._t = time.perf_counter()
 
     def tick(self, stage: str) -> None:
@@ -168,7 +170,7 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
     del q_c, stacked
     if hidden is not None:
         scores.masked_fill_(hidden, float("-inf"))
-    tick("scores")
+    tick(StageId.scores)
     if buffers is None:
         weights = torch.softmax(scores, dim=-1)  # [nb, H, r, S]
     else:
@@ -176,8 +178,38 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
         torch.ops.aten._softmax.out(scores, -1, False, out=weights)
     if blind.any():  # softmax of nothing is NaN: those rows are shown as 0
         weights[:, :, torch.from_numpy(blind).to(weights.device)] = 0.0
-    tick("softmax")
+    tick(StageId.softmax)
     values = v_c.reshape(nb * Hkv, S, dk)  # [nb·Hkv, S, d_k], a view
     context = torch.bmm(weights.view(nb * Hkv, g * r, S), values).view(nb, H, r, dk)  # [nb, H, r, d_k]
-    tick("weighted_sum")
+    tick(StageId.weighted_sum)
     return scores, weights, context
+
+
+@dataclass(frozen=True)
+class LayerJob:
+    """One layer to compute, as the engine hands it to a family's compute module."""
+
+    cfg: Any  # MHAConfig
+    source: Any  # the weight source: the layer's input (and, for trained weights, its weights)
+    weights: Callable[[], dict[str, torch.Tensor]]  # the layer's weights, from the engine's cache
+    device: str
+    dtype: torch.dtype
+    layout: Any  # engine.layout.Layout: which batch elements and rows go together, what is kept
+    work: Work
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    """What a family's compute module hands back: every stage's kept tensors as float32 numpy."""
+
+    stored: dict[str, dict[str, np.ndarray]]  # by stage id, then tensor name
+    weights: dict[str, torch.Tensor]
+    blind_rows: np.ndarray  # bool [T]: query rows that see no key
+    norms: tuple[float, ...]  # ||Y[b]|| for every batch element
+    notes: tuple[str, ...]
+
+
+def host(t: torch.Tensor) -> np.ndarray:
+    """float32 numpy; shares memory when the tensor already is CPU float32."""
+    return t.detach().to("cpu", torch.float32).numpy()

@@ -103,10 +103,10 @@ class LabService:
         self.send(("warmed_up",))
 
     def do_train(self, request: LabRequest) -> None:
+        from mha_explorer.core.errors import Cancelled
         from mha_explorer.core.lab.analysis import ablate, prune
         from mha_explorer.core.lab.model import LabModelSpec
         from mha_explorer.core.lab.train import TrainSettings, train
-        from mha_explorer.core.stages.trace import Cancelled
 
         settings = TrainSettings(steps=request.steps, seed=request.seed)
         try:

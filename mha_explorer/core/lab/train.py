@@ -20,9 +20,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from mha_explorer.core.errors import Cancelled
 from mha_explorer.core.lab.model import LabModel, LabModelSpec
 from mha_explorer.core.lab.tasks import build
-from mha_explorer.core.stages.trace import Cancelled
 
 GOAL = 0.95  # the held-out accuracy that counts as learned
 PAUSE_POLL_S = 0.05

@@ -61,6 +61,16 @@ class ModelDescription:
     rope_bases: dict[str, float] = field(default_factory=dict)  # layer kind -> base
     attention_scale: float | None = None  # None: 1/sqrt(head_dim)
     notes: tuple[str, ...] = ()
+    home: str = ""  # the model's package: files, tokenizer, source (weights for the engine), forward
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} (trained)"
+
+    @property
+    def source(self) -> str:
+        """"module:Class" of the engine's weight source for this model, imported on first use."""
+        return f"{self.home}.source:Weights"
 
     @property
     def grouped(self) -> bool:

@@ -1,6 +1,7 @@
-"""The KV cache of the same model under each attention variant, side by side (no torch).
+"""The KV cache of one layer written out (``kv_formula``), and of the same model under each
+attention variant side by side (no torch).
 
-For the config's D, H, d_k, S, B and dtype: MHA, GQA, MQA, MLA and a sliding window, each
+For the config's D, H, head widths, S, B and dtype: MHA, GQA, MQA, MLA and a sliding window, each
 as bytes per token, per sequence and per batch, for one layer and (given the layer count)
 for the whole model. The window row keeps the config's own kind of K/V and caches at most
 W (+ global) tokens per sequence.
@@ -10,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mha_explorer.core.config import MHAConfig, divisors
+from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.specs.mask_counts import cached_tokens
 from mha_explorer.core.specs.masks import MaskSpec
-from mha_explorer.core.variants.latent.dims import kv_cache_per_token as mla_cache_per_token
-from mha_explorer.core.variants.latent.dims import mla_dims
+from mha_explorer.core.variants.grouped import gqa_default, grouping_counts
+from mha_explorer.core.variants.registry import FAMILIES, family_of
 
 KV_COMPARE_HEADER = ("variant", "setting", "per token (formula)", "bytes per token", "tokens cached",
                      "bytes per sequence", "bytes per batch", "whole model (bytes)", "vs MHA")
@@ -41,22 +42,57 @@ class KVRow:
                 f"{self.ratio(mha):.3g}×")
 
 
+@dataclass(frozen=True)
+class KVFormula:
+    """The KV cache of one layer, as a person reads it: per token, per sequence and per batch,
+    each as symbols, as this config's numbers and as bytes. The Parameters panel, ``shapes``
+    and the comparison table all print these strings; none writes its own."""
+
+    token_symbols: str  # e.g. "2 × Hkv × d_k × e", "(r_kv + d_r) × e"
+    token_numbers: str  # e.g. "2 × 2 × 64 × 4"
+    per_token: int  # bytes
+    tokens_symbols: str  # "S", "min(S, W)", "min(S, W + N)", "min(S, 2W − 1)"
+    tokens_numbers: str  # e.g. "64", "min(64, 16) = 16"
+    tokens: int  # tokens cached per sequence
+    batch: int
+
+    @property
+    def per_sequence(self) -> int:
+        return self.per_token * self.tokens
+
+    @property
+    def per_batch(self) -> int:
+        return self.per_sequence * self.batch
+
+
+def kv_formula(cfg: MHAConfig) -> KVFormula:
+    """The config's own cache: what its family keeps per token, for the tokens its mask keeps."""
+    layout = family_of(cfg).cache(cfg)
+    e = cfg.elem_bytes
+    spec, S = cfg.mask_spec, cfg.S
+    tokens = cached_tokens(spec, S)
+    if spec.window is None:
+        symbols, numbers = "S", f"{S:,}"
+    else:
+        reach = "W" if spec.causal else "2W − 1"
+        extra = " + N" if spec.global_tokens else ""
+        reach_value = (spec.window if spec.causal else 2 * spec.window - 1) + spec.global_tokens
+        symbols = f"min(S, {reach}{extra})"
+        numbers = f"min({S:,}, {reach_value:,}) = {tokens:,}"
+    return KVFormula(f"{layout.symbols} × e", f"{layout.numbers} × {e}", layout.elements_per_token * e,
+                     symbols, numbers, tokens, cfg.batch)
+
+
 def kv_cache_bytes(cfg: MHAConfig) -> tuple[int, int, int]:
-    """(per token, per sequence, for the batch) of one layer, for the config as it is:
-    2·Hkv·d_k·itemsize per token (MLA: (kv_lora_rank + qk_rope_head_dim)·itemsize), and
-    per sequence min(S, W) tokens under a causal window (cached_tokens)."""
-    per_token = mla_cache_per_token(cfg) if cfg.mla else 2 * cfg.kv_dim * cfg.elem_bytes
-    per_sequence = per_token * cached_tokens(cfg.mask_spec, cfg.S)
-    return per_token, per_sequence, per_sequence * cfg.batch
+    """(per token, per sequence, for the batch) of one layer, for the config as it is."""
+    f = kv_formula(cfg)
+    return f.per_token, f.per_sequence, f.per_batch
 
 
 def gqa_heads(cfg: MHAConfig) -> int | None:
     """The config's own Hkv when it is GQA, else the divisor of H nearest H/4 (strictly
     between 1 and H); None when H has no such divisor (H prime, or H ≤ 3)."""
-    if 1 < cfg.Hkv < cfg.H:
-        return cfg.Hkv
-    inner = [d for d in divisors(cfg.H) if 1 < d < cfg.H]
-    return min(inner, key=lambda d: (abs(d - cfg.H / 4), d)) if inner else None
+    return gqa_default(cfg.H, cfg.Hkv) if grouping_counts(cfg.H) else None
 
 
 def default_window(cfg: MHAConfig) -> int:
@@ -73,21 +109,31 @@ def _row(cfg: MHAConfig, variant: str, setting: str, formula: str, per_token: in
 
 
 def kv_compare_rows(cfg: MHAConfig, layers: int = 1) -> list[KVRow]:
-    """MHA, GQA (when H allows one), MQA, MLA and sliding window, in that order."""
-    e, dk, H, S = cfg.elem_bytes, cfg.d_k, cfg.H, cfg.S
+    """MHA, GQA (when H allows one), MQA, every other family's own cache, and a sliding window,
+    in that order. The grouped rows use the config's own head widths (a latent config's
+    d_n + d_r keys and d_v values), so a model is compared with itself, not with D / H."""
+    e, H, S = cfg.elem_bytes, cfg.H, cfg.S
     kind = cfg.variant
     full = cached_tokens(MaskSpec(), S)  # no window: all S tokens
-    rows = [_row(cfg, "MHA", f"Hkv = H = {H}", f"2 × {H} × {dk} × {e}", 2 * H * dk * e, full,
-                 layers, kind == "MHA")]
+    widths = family_of(cfg).widths(cfg)
+    qk, v = widths.qk, widths.v
+
+    def grouped(name: str, setting: str, kv: int) -> KVRow:
+        formula = f"2 × {kv} × {qk} × {e}" if qk == v else f"{kv} × ({qk} + {v}) × {e}"
+        return _row(cfg, name, setting, formula, kv * (qk + v) * e, full, layers, kind == name)
+
+    rows = [grouped("MHA", f"Hkv = H = {H}", H)]
     g = gqa_heads(cfg)
     if g is not None:
-        rows.append(_row(cfg, "GQA", f"Hkv = {g}", f"2 × {g} × {dk} × {e}", 2 * g * dk * e, full,
-                         layers, kind == "GQA"))
-    rows.append(_row(cfg, "MQA", "Hkv = 1", f"2 × 1 × {dk} × {e}", 2 * dk * e, full, layers, kind == "MQA"))
-    m = mla_dims(cfg)
-    rows.append(_row(cfg, "MLA", f"r_kv = {m.kv_lora_rank}, d_r = {m.rope}",
-                     f"({m.kv_lora_rank} + {m.rope}) × {e}", m.cached_width * e, full, layers,
-                     kind == "MLA"))
+        rows.append(grouped("GQA", f"Hkv = {g}", g))
+    rows.append(grouped("MQA", "Hkv = 1", 1))
+    for family in FAMILIES[1:]:  # each other family's own cache, from this config's sizes
+        layout = family.cache(cfg)
+        setting = ", ".join(f"{f.symbol} = {value}" for f, value in
+                            ((f, family.dims(cfg).get(f.symbol)) for f in family.fields) if value is not None
+                            and f.symbol in layout.symbols)
+        rows.append(_row(cfg, family.kinds[0], setting, f"{layout.numbers} × {e}",
+                         layout.elements_per_token * e, full, layers, kind in family.kinds))
     w = default_window(cfg)
     spec = MaskSpec(True, cfg.causal_alignment, w, cfg.stride, cfg.global_tokens)
     own = next(r for r in rows if r.variant == kind)

@@ -149,10 +149,11 @@ def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
     if host_copy is None:
         host_copy = cfg.dtype != "float32" or cfg.device not in ("cpu", "auto")
     plan = build_plan(cfg)
-    weights = plan.memory.weights + RUNTIME_OVERHEAD
-    if cfg.mla:
-        return _latent_estimate(cfg, plan, weights, host_copy)
-    weights += _positions_extra(cfg)
+    weights = plan.memory.weights + RUNTIME_OVERHEAD + _positions_extra(cfg)
+    whole = plan.family.whole_peak(cfg, plan, weights, host_copy)
+    if whole is not None:  # a family that runs the whole batch at once: one figure for both
+        cells = cfg.batch * cfg.H * cfg.T * cfg.S
+        return Estimate(whole, whole, cfg.T, cfg.T, cells <= FULL_DETAIL_MAX_CELLS)
     full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True, keeps=True)
     rows, chunk = shown_rows(cfg), chunk_rows(cfg)
     kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
@@ -209,26 +210,3 @@ def _positions_extra(cfg: MHAConfig) -> int:
         longest = max(T * cfg.H, S * cfg.Hkv) * nb * cfg.d_k
         return turned + 3 * longest * e + 3 * max(T, S) * cfg.d_k * 8  # x·cos, rotate_half, ·sin; angles
     return 0
-
-
-def _latent_estimate(cfg: MHAConfig, plan, weights: int, host_copy: bool) -> Estimate:
-    """Latent attention runs whole: the weights as they are drawn, every stage's tensor of the
-    naive form (the plan's activations), the joint [c_KV | k_rope] projection before its norm,
-    the transient copies of the scores (scale, mask, softmax), the mask and the float32 host
-    copies. Checked against the peak RSS growth of real runs (benchmarks/bench_variants_memory.py)."""
-    from mha_explorer.core.variants.latent.dims import mla_dims
-
-    m, e = mla_dims(cfg), cfg.elem_bytes
-    B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
-    cells = B * H * T * S
-    acts = plan.memory.activations
-    host = acts // e * 4 if host_copy else 0
-    joint = B * S * m.cached_width * e
-    transient = 2 * cells * e + B * H * S * m.rope * e  # scores copies; k_rope expanded in the cat
-    mask = 2 * T * S if cfg.mask_spec.masks_anything else 0
-    # the weights are drawn in float32 one matrix at a time (randn, then scaled: two of the
-    # largest alive at once) and cast afterwards (the float32 set and the cast one together)
-    largest = max(t.count for t in plan.params.terms)
-    drawing = largest * 4 + (plan.params.total * 4 if cfg.dtype != "float32" else 0)
-    full = weights + drawing + _positions_extra(cfg) + acts + host + joint + transient + mask
-    return Estimate(full, full, T, T, cells <= FULL_DETAIL_MAX_CELLS)

@@ -21,6 +21,7 @@ import numpy as np
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.stages.records import SOFTMAX_OPS_PER_ELEMENT
+from mha_explorer.core.variants.registry import family_of
 
 SKIPPED, PARTIAL, FULL = 0, 1, 2  # tile states, as stored in ``tile_states``
 TILE_STATE_NAMES = ("skipped", "partial", "full")
@@ -195,22 +196,24 @@ class TilePlan:
 
 
 def peak_terms(cfg: MHAConfig, block: tuple[int, int]) -> dict[str, int]:
-    """What the tiled path holds at its peak, in bytes at the config's dtype."""
-    B, H, Hkv, T, S, dk, e = cfg.batch, cfg.H, cfg.Hkv, cfg.T, cfg.S, cfg.d_k, cfg.elem_bytes
+    """What the tiled path holds at its peak, in bytes at the config's dtype, with the head
+    widths the config's family really uses (a latent config's d_n + d_r keys, d_v values)."""
+    w = family_of(cfg).widths(cfg)
+    B, H, T, S, e = cfg.batch, cfg.H, cfg.T, cfg.S, cfg.elem_bytes
     Br, Bc = min(block[0], T), min(block[1], S)
     return {
-        "Q and O": 2 * B * H * T * dk * e,
-        "K and V": 2 * B * Hkv * S * dk * e,
-        "row block of Q and its accumulator": 2 * B * H * Br * dk * e,
+        "Q and O": B * H * T * (w.qk + w.v) * e,
+        "K and V": B * w.kv_heads * S * (w.qk + w.v) * e,
+        "row block of Q and its accumulator": B * H * Br * (w.qk + w.v) * e,
         "m and l": 2 * B * H * Br * e,
         "score tile and its exponentials": 2 * B * H * Br * Bc * e,
         "tile mask": Br * Bc,  # one byte per bool
     }
 
 
-def cell_flops(dk: int) -> int:
-    """FLOPs per (query, key) cell: q·k (2·d_k), scale (1), softmax, and p·v (2·d_k)."""
-    return 2 * dk + 1 + SOFTMAX_OPS_PER_ELEMENT + 2 * dk
+def cell_flops(qk: int, v: int | None = None) -> int:
+    """FLOPs per (query, key) cell: q·k (2·qk), scale (1), softmax, and p·v (2·v)."""
+    return 2 * qk + 1 + SOFTMAX_OPS_PER_ELEMENT + 2 * (qk if v is None else v)
 
 
 def tile_plan(cfg: MHAConfig, block: tuple[int, int]) -> TilePlan:
@@ -222,12 +225,14 @@ def tile_plan(cfg: MHAConfig, block: tuple[int, int]) -> TilePlan:
     n_r, n_c = -(-T // Br), -(-S // Bc)
     computed_cells = _computed_cells(cfg.mask_spec, T, S, block, computed == total)
     bh = cfg.batch * cfg.H
+    w = family_of(cfg).widths(cfg)
+    per_cell = cell_flops(w.qk, w.v)
     return TilePlan(
         block=(Br, Bc), row_blocks=n_r, col_blocks=n_c, blocks_total=total,
         blocks_computed=computed, blocks_partial=partial, heads_times_batch=bh,
         peak_bytes=sum(terms.values()), peak_terms=terms,
         full_matrix_bytes=bh * T * S * cfg.elem_bytes,
-        flops=bh * T * S * cell_flops(cfg.d_k), flops_tiled=bh * computed_cells * cell_flops(cfg.d_k),
+        flops=bh * T * S * per_cell, flops_tiled=bh * computed_cells * per_cell,
     )
 
 

@@ -11,46 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.specs.masks import MaskSpec
-from mha_explorer.core.stages.records import SOFTMAX_OPS_PER_ELEMENT
-from mha_explorer.core.variants.latent.dims import mla_dims
+from mha_explorer.core.specs.masks import MaskSpec, row_counts
 
 if TYPE_CHECKING:  # numpy loads when rows are counted, not with the plan
-    import numpy as np
 
-
-def _congruent(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
-    """How many j in [lo, hi] have (p − j) divisible by k (0 for an empty range)."""
-    import numpy as np
-
-    n = (hi - p) // k - (lo - 1 - p) // k  # floor division, right for negative numbers too
-    return np.where(hi >= lo, n, 0)
-
-
-def row_counts(spec: MaskSpec, T: int, S: int) -> np.ndarray:
-    """int64 [T]: how many keys each query row sees (S for every row when nothing is masked)."""
-    import numpy as np
-
-    if not spec.masks_anything:
-        return np.full(T, S, dtype=np.int64)
-    p = np.arange(T, dtype=np.int64) + spec.offset(T, S)  # query positions
-    last = np.minimum(p, S - 1) if spec.causal else np.full(T, S - 1, dtype=np.int64)
-    lo = np.zeros(T, dtype=np.int64)
-    hi = last.copy()
-    if spec.window is not None:
-        lo = np.maximum(lo, p - spec.window + 1)
-        if not spec.causal:
-            hi = np.minimum(hi, p + spec.window - 1)
-    step = spec.stride or 1
-    local = _congruent(lo, hi, p, step)
-    g = spec.global_tokens if spec.sparse else 0
-    if not g:
-        return local
-    everything = np.maximum(last + 1, 0)  # a global query sees every key up to ``last``
-    global_keys = np.clip(np.minimum(last + 1, g), 0, None)
-    overlap = _congruent(lo, np.minimum(hi, g - 1), p, step)
-    return np.where((p >= 0) & (p < g), everything, local + global_keys - overlap)
+    from mha_explorer.core.config.record import MHAConfig
 
 
 @dataclass(frozen=True)
@@ -70,35 +35,6 @@ def mask_counts(spec: MaskSpec, T: int, S: int) -> MaskCounts:
     rows = row_counts(spec, T, S)
     visible = int(rows.sum())
     return MaskCounts(T * S, visible, T * S - visible, int((rows == 0).sum()), int(rows.max(initial=0)))
-
-
-def head_widths(cfg: MHAConfig) -> tuple[int, int]:
-    """(query/key width, value width) per head: d_k and d_k, or under MLA's naive form
-    d_n + d_r and d_v."""
-    if cfg.mla:
-        m = mla_dims(cfg)
-        return m.qk, m.v
-    return cfg.d_k, cfg.d_k
-
-
-def skipped_flops(cfg: MHAConfig, qk_width: int | None = None, v_width: int | None = None) -> dict[str, int]:
-    """FLOPs a sparse kernel would not spend on masked cells, per stage and in total.
-
-    The dense plan counts per cell and head 2·qk_width + 1 (dot product and scale),
-    5 (softmax) and 2·v_width (weighted sum); masked cells need none of them. The
-    widths default to the config's own (head_widths).
-    """
-    own_qk, own_v = head_widths(cfg)
-    qk_width = own_qk if qk_width is None else qk_width
-    v_width = own_v if v_width is None else v_width
-    masked = mask_counts(cfg.mask_spec, cfg.T, cfg.S).masked * cfg.batch * cfg.H
-    out = {
-        "scores": masked * (2 * qk_width + 1),
-        "softmax": masked * SOFTMAX_OPS_PER_ELEMENT,
-        "weighted_sum": masked * 2 * v_width,
-    }
-    out["total"] = sum(out.values())
-    return out
 
 
 def cached_tokens(spec: MaskSpec, S: int) -> int:

@@ -4,6 +4,10 @@ tiles and the maps all read (no torch)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy loads when rows are counted, not with the plan
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,6 @@ class MaskSpec:
             # causal: row i sees keys 0..i+offset, clamped to [0, S]
             first = self.offset(T, S) + 1
             return _sum_clamped(first, first + T - 1, S)
-        from mha_explorer.core.specs.mask_counts import row_counts  # it imports this module
-
         return int(row_counts(self, T, S).sum())
 
 
@@ -91,3 +93,36 @@ def _sum_clamped(first: int, last: int, S: int) -> int:
     rising = (lo + hi) * (hi - lo + 1) // 2 if hi >= lo else 0
     flat = max(0, last - max(first, S) + 1) * S  # a >= S: clamped to S
     return rising + flat
+
+
+def _congruent(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
+    """How many j in [lo, hi] have (p − j) divisible by k (0 for an empty range)."""
+    import numpy as np
+
+    n = (hi - p) // k - (lo - 1 - p) // k  # floor division, right for negative numbers too
+    return np.where(hi >= lo, n, 0)
+
+
+def row_counts(spec: MaskSpec, T: int, S: int) -> np.ndarray:
+    """int64 [T]: how many keys each query row sees (S for every row when nothing is masked)."""
+    import numpy as np
+
+    if not spec.masks_anything:
+        return np.full(T, S, dtype=np.int64)
+    p = np.arange(T, dtype=np.int64) + spec.offset(T, S)  # query positions
+    last = np.minimum(p, S - 1) if spec.causal else np.full(T, S - 1, dtype=np.int64)
+    lo = np.zeros(T, dtype=np.int64)
+    hi = last.copy()
+    if spec.window is not None:
+        lo = np.maximum(lo, p - spec.window + 1)
+        if not spec.causal:
+            hi = np.minimum(hi, p + spec.window - 1)
+    step = spec.stride or 1
+    local = _congruent(lo, hi, p, step)
+    g = spec.global_tokens if spec.sparse else 0
+    if not g:
+        return local
+    everything = np.maximum(last + 1, 0)  # a global query sees every key up to ``last``
+    global_keys = np.clip(np.minimum(last + 1, g), 0, None)
+    overlap = _congruent(lo, np.minimum(hi, g - 1), p, step)
+    return np.where((p >= 0) & (p < g), everything, local + global_keys - overlap)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-WEIGHT_SOURCES = ("random", "minilm-l6", "lab")
+RANDOM = "random"
+LAB = "lab"  # a model trained in the Lab, saved at a path
 
 
 @dataclass(frozen=True)
@@ -19,4 +20,4 @@ class WeightsSpec:
 
     @property
     def trained(self) -> bool:
-        return self.source != "random"
+        return self.source != RANDOM

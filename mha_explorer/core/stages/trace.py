@@ -9,14 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mha_explorer.core.config import MHAConfig
-
 if TYPE_CHECKING:  # numpy loads with the first trace, not with the window
     import numpy as np
 
-
-class Cancelled(Exception):
-    """The run was cancelled through its ``cancel`` callback."""
+    from mha_explorer.core.config.record import MHAConfig
 
 
 @dataclass

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from mha_explorer.core.config import ConfigError
+from mha_explorer.core.errors import ConfigError
 
 SETTINGS_ENV = "MHA_EXPLORER_SETTINGS"
 _FILE_FORMS = "the path of a settings file (made if missing)"

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.config import FIELD_LABELS, MHAConfig, divisors, sentence_tokens
+from mha_explorer.core.config import FIELD_LABELS, MHAConfig, sentence_tokens
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
@@ -71,20 +71,6 @@ def suggestion_text(suggestion: dict[str, Any]) -> str:
 def suggestion_name(suggestion: dict[str, Any]) -> str:
     """A stable objectName for a suggestion button, e.g. 'suggestion_n_heads_8'."""
     return "suggestion_" + "_".join(f"{k}_{v}" for k, v in suggestion.items())
-
-
-def gqa_default(heads: int, current: int) -> int:
-    """A sensible K/V head count when GQA is picked: keep a valid one, else about H/4.
-
-    With no count strictly between 1 and H (H prime or tiny) it returns 2 and the
-    validation explains why GQA cannot work for this H.
-    """
-    proper = [d for d in divisors(heads) if 1 < d < heads]
-    if current in proper:
-        return current
-    if not proper:
-        return 2
-    return min(proper, key=lambda d: (abs(d - heads / 4), d))
 
 
 def matching_preset(cfg: MHAConfig) -> str | None:

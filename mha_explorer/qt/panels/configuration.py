@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfig, sentence_tokens
 from mha_explorer.core.config.edits import merge_edits
+from mha_explorer.core.variants.grouped import gqa_default
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.config_fields import (
     ADVANCED_ROWS,
@@ -36,7 +37,6 @@ from mha_explorer.qt.panels.config_fields import (
     FieldBox,
     SpaceKeepsFocus,
     describe,
-    gqa_default,
     invalid_kv_note,
     kv_note,
     matching_preset,

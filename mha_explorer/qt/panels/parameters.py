@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QWidget
 
 from mha_explorer.core.plan.build import Plan
+from mha_explorer.core.plan.kv_cache import kv_formula
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.scrolling import scroll_area
@@ -126,9 +127,9 @@ class ParamsPanel(QWidget):
         """KV cache, the attention matrix and the weights in bytes; returns the next row."""
         row = self._header("Memory", row)
         _, self.kv_token_note, self.kv_token_label, row = self._line(
-            "KV cache / token", "kv_token", "K and V of one token, one layer", row)
+            "KV cache / token", "kv_token", "what one layer caches per token (K and V, or a latent)", row)
         _, self.kv_sequence_note, self.kv_sequence_label, row = self._line(
-            "KV cache / sequence", "kv_sequence", "× S tokens", row)
+            "KV cache / sequence", "kv_sequence", "× the tokens a sequence keeps: S, or a window's", row)
         _, self.kv_batch_note, self.kv_batch_label, row = self._line(
             "KV cache / batch", "kv_batch", "× S tokens × B sequences", row)
         attention_title, self.attention_note, self.attention_label, row = self._line(
@@ -219,9 +220,10 @@ class ParamsPanel(QWidget):
                 f"is {cfg.group_size}× smaller")
 
         e = cfg.elem_bytes
-        self.kv_token_note.setText(f"2 × Hkv·d_k × {e} B = 2 × {cfg.kv_dim:,} × {e}")
+        kv = kv_formula(cfg)  # the one written-out cache formula, as shapes prints it
+        self.kv_token_note.setText(f"{unbroken(kv.token_symbols)} = {unbroken(kv.token_numbers)} B")
         self.kv_token_label.setText(format_bytes(memory.kv_cache_per_token))
-        self.kv_sequence_note.setText(f"× S = × {cfg.S:,}")
+        self.kv_sequence_note.setText(f"× {unbroken(kv.tokens_symbols)} = × {unbroken(kv.tokens_numbers)}")
         self.kv_sequence_label.setText(format_bytes(memory.kv_cache_per_sequence))
         self.kv_batch_note.setText(f"× B = × {cfg.batch:,}")
         self.kv_batch_label.setText(format_bytes(memory.kv_cache_batch))

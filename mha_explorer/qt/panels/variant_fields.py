@@ -26,29 +26,18 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.config import CAPS, FIELD_LABELS, ConfigError, MHAConfig
 from mha_explorer.core.config.edits import merge_edits
 from mha_explorer.core.specs.positions import POSITION_KINDS
-from mha_explorer.core.variants.latent.dims import MLA_FIELDS, mla_dims
+from mha_explorer.core.variants.registry import FAMILIES, KINDS, changes_for, family_of
 from mha_explorer.qt.nesting import nested
-from mha_explorer.qt.panels.config_fields import gqa_default, suggestion_name, suggestion_text
+from mha_explorer.qt.panels.config_fields import suggestion_name, suggestion_text
 
-ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
-KIND_TIPS = {
-    "MHA": "every query head has its own key/value head (Hkv = H)",
-    "GQA": "groups of query heads share a key/value head (1 < Hkv < H)",
-    "MQA": "all query heads share one key/value head (Hkv = 1)",
-    "MLA": "latent attention: keys and values rebuilt per head from one cached latent c_KV",
-}
+ATTENTION_KINDS = KINDS
+KIND_TIPS = {kind: tip for family in FAMILIES for kind, tip in family.kind_tips.items()}
+# spin box -> field, each family's own sizes; 0 is the special value: derived / none
+SIZE_FIELDS = {f.name: (f.label, f.unset, f"{f.help}; {f.unset}: the default")
+               for family in FAMILIES for f in family.fields}
 # the fields whose mistakes this group explains (others belong to the configuration dock)
-OWN_FIELDS = ("mla", *MLA_FIELDS, "window", "stride", "global_tokens", "positions")
-# spin box -> field; 0 is the special value: derived / none / off
-SIZE_FIELDS = {
-    "kv_lora_rank": ("kv_lora_rank (r_kv)", "auto", "width of the cached latent c_KV; auto: 4·d_k"),
-    "q_lora_rank": ("q_lora_rank (r_q)", "none",
-                    "width of the query's latent; none: a plain query projection"),
-    "qk_nope_head_dim": ("qk nope dim (d_n)", "auto", "per-head query/key width without position; auto: d_k"),
-    "qk_rope_head_dim": ("qk rope dim (d_r)", "auto",
-                         "per-head RoPE part, even; auto: d_k/2 rounded to even"),
-    "v_head_dim": ("v head dim (d_v)", "auto", "per-head value width; auto: d_k"),
-}
+OWN_FIELDS = (*(family.switch for family in FAMILIES if family.switch), *SIZE_FIELDS,
+              "window", "stride", "global_tokens", "positions")
 MASK_FIELDS = {
     "window": ("Window (W)", "off", "sliding window: with causal each query sees its last W keys"),
     "stride": ("Stride (K)", "off", "keep only keys whose distance from the query is a multiple of K"),
@@ -58,14 +47,7 @@ MASK_FIELDS = {
 
 def kind_changes(kind: str, cfg: MHAConfig) -> dict[str, Any]:
     """The edit that makes ``cfg`` the chosen kind of attention."""
-    if kind == "MLA":
-        return {"mla": True, "n_kv_heads": None}
-    cleared = {"mla": False, **{name: None for name in MLA_FIELDS}}
-    if kind == "MHA":
-        return {**cleared, "n_kv_heads": None}
-    if kind == "MQA":
-        return {**cleared, "n_kv_heads": 1}
-    return {**cleared, "n_kv_heads": gqa_default(cfg.H, cfg.Hkv)}
+    return changes_for(kind, cfg)
 
 
 def fix_text(suggestion: dict[str, Any]) -> str:
@@ -97,7 +79,7 @@ def _spin(name: str, special: str, tip: str) -> QSpinBox:
 
 
 class VariantFields(QWidget):
-    """Attention kind, MLA sizes, mask and positions for a ``Controller``.
+    """Attention kind, each family's own sizes, mask and positions for a ``Controller``.
 
     Public: ``kind_box`` (QComboBox), ``positions_box`` (QComboBox), ``spins`` (field ->
     QSpinBox), ``error_label`` (QLabel, hidden when valid), ``suggestion_buttons()``,
@@ -115,14 +97,14 @@ class VariantFields(QWidget):
             self.kind_box.addItem(kind)
             self.kind_box.setItemData(self.kind_box.count() - 1, KIND_TIPS[kind], Qt.ItemDataRole.ToolTipRole)
         self.kind_box.setAccessibleName("attention kind")
-        self.kind_box.setToolTip("MHA, GQA and MQA follow the key/value heads; MLA caches one latent")
+        self.kind_box.setToolTip("; ".join(f"{', '.join(f.kinds)}: {f.title}" for f in FAMILIES))
         self.positions_box = QComboBox(objectName="variant_positions")
         self.positions_box.addItems(list(POSITION_KINDS))
         self.positions_box.setAccessibleName("positions")
         self.positions_box.setToolTip("none; sinusoidal or learned (added to X); rope (turns Q and K)")
         self.spins = {name: _spin(name, special, tip)
                       for name, (_, special, tip) in {**SIZE_FIELDS, **MASK_FIELDS}.items()}
-        self.derived = QLabel(objectName="variant_derived")  # MLA's sizes in effect, and its cache
+        self.derived = QLabel(objectName="variant_derived")  # a family's sizes in effect, and its cache
         self.derived.setWordWrap(True)
         self.error_label = QLabel(objectName="variant_error")
         self.error_label.setWordWrap(True)
@@ -146,12 +128,18 @@ class VariantFields(QWidget):
         top = nested(outer, QFormLayout())
         top.addRow("Attention", self.kind_box)
         top.addRow("Positions", self.positions_box)
-        self.mla_group = QGroupBox("Latent attention (MLA)", objectName="variant_mla")
-        form = QFormLayout(self.mla_group)
-        for name, (label, _, _) in SIZE_FIELDS.items():
-            form.addRow(label, self.spins[name])
-        form.addRow(self.derived)
-        outer.addWidget(self.mla_group)
+        # a group per family with sizes of its own, shown while the config belongs to it
+        self.family_groups: dict[str, QGroupBox] = {}
+        for family in FAMILIES:
+            if not family.fields:
+                continue
+            group = QGroupBox(family.title, objectName=f"variant_{family.key}")
+            form = QFormLayout(group)
+            for field in family.fields:
+                form.addRow(field.label, self.spins[field.name])
+            form.addRow(self.derived)
+            outer.addWidget(group)
+            self.family_groups[family.key] = group
         mask = QGroupBox("Mask beyond causal", objectName="variant_mask")
         form = QFormLayout(mask)
         for name, (label, _, _) in MASK_FIELDS.items():
@@ -186,17 +174,15 @@ class VariantFields(QWidget):
         try:
             self.kind_box.setCurrentIndex(ATTENTION_KINDS.index(cfg.variant))
             self.positions_box.setCurrentIndex(POSITION_KINDS.index(cfg.positions))
+            family = family_of(cfg)
+            own = {f.name for f in family.fields}
             for name, box in self.spins.items():
                 value = getattr(cfg, name)
                 box.setValue(0 if value is None else value)
-                box.setEnabled(cfg.mla or name not in SIZE_FIELDS)
-            self.mla_group.setVisible(cfg.mla)
-            if cfg.mla:
-                m = mla_dims(cfg)
-                self.derived.setText(
-                    f"in effect: r_kv {m.kv_lora_rank}, r_q {m.q_lora_rank or 'none'}, d_n {m.nope}, "
-                    f"d_r {m.rope}, d_v {m.v}; cached per token: {m.kv_lora_rank} + {m.rope} = "
-                    f"{m.cached_width} numbers")
+                box.setEnabled(name in own or name not in SIZE_FIELDS)
+            for key, group in self.family_groups.items():
+                group.setVisible(key == family.key)
+            self.derived.setText(family.describe(cfg))
         finally:
             self._syncing = False
         if self.controller.error is None:

@@ -1,10 +1,10 @@
-"""Where the weights come from: random (untrained) or a trained model's layer.
+"""Where the weights come from: random (untrained), a trained model's layer, or a Lab run.
 
-Choosing MiniLM-L6 gives the config the model's shape (core.trained.model_info's
-MODEL_FIELDS, through core.edits as every edit goes), reads the sentence as the
-model's word pieces, and switches off the configuration controls that would
-change that shape, with a note saying why. Without the optional package the
-choice is disabled and the note says how to add it.
+Choosing a trained model gives the config its shape (config.rules.trained_fields, through
+core.edits as every edit goes), reads the sentence as the model's own tokens, and switches
+off the configuration controls that would change that shape, with a note saying why. A model
+whose package is not installed is offered disabled, with how to add it. A Lab run opened in
+the stage view shows here as the source in use, and choosing random leaves it.
 """
 
 from __future__ import annotations
@@ -16,29 +16,39 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.models.minilm import info
-from mha_explorer.core.models.minilm.files import is_available
+from mha_explorer.core.config.rules import trained_fields
+from mha_explorer.core.models import runtime
+from mha_explorer.core.models.catalog import MODELS, model_named
+from mha_explorer.core.models.description import ModelDescription
+from mha_explorer.core.specs.weights import LAB, RANDOM
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
     from mha_explorer.qt.panels.configuration import ControlsPanel
 
-RANDOM = "random"
-CHOICES = (("random (untrained)", RANDOM), (info.DISPLAY_NAME, info.WEIGHTS_NAME))
+CHOICES = (("random (untrained)", RANDOM), *((m.title, m.key) for m in MODELS.values()),
+           ("a Lab run", LAB))
 # the configuration rows a trained layer fixes (its shape, its mask, its length)
 LOCKED_BOXES = ("preset", "d_model", "n_heads", "n_kv_heads", "kv_seq", "causal", "bias", "seq")
 RANDOM_NOTE = "Seeded random weights: structure, not learned meaning."
-TRAINED_NOTE = (f"A trained layer: D {info.D_MODEL}, {info.N_HEADS} heads, biases, no mask; the "
-                "controls that would change its shape are locked. Tokens are its word pieces.")
+LAB_NOTE = ("A model trained in the Lab: its layer's real weights and heads. Choose random "
+            "weights (or another model) to leave it.")
 
 
-def trained_edits(cfg: MHAConfig, layer: int) -> dict[str, Any]:
-    """The edits that turn ``cfg`` into layer ``layer`` of the trained model; ConfigError
-    (with the fix) when the package is missing or the sentence does not fit."""
-    from mha_explorer.core.models.minilm.pieces import as_pieces
+def trained_note(model: ModelDescription, layer: int) -> str:
+    kind = "decoder" if model.causal else "encoder"
+    window = model.layer_window(layer)
+    where = f", local: a window of {window}" if window else ""
+    return (f"A trained {kind} layer{where}: D {model.d_model}, {model.heads} heads, "
+            f"{model.kv_heads} key/value head{'s' if model.kv_heads > 1 else ''}; the controls that "
+            "would change its shape are locked. Tokens are its own.")
 
-    pieces = as_pieces(cfg.tokens)
-    return {**info.MODEL_FIELDS, "weights": info.WEIGHTS_NAME, "layer": layer,
+
+def trained_edits(cfg: MHAConfig, model: ModelDescription, layer: int) -> dict[str, Any]:
+    """The edits that turn ``cfg`` into layer ``layer`` of ``model``; ConfigError (with the
+    fix) when its package is missing or the sentence does not fit."""
+    pieces = runtime.as_pieces(model, cfg.tokens if cfg.weights == model.key or cfg.tokens else None)
+    return {**trained_fields(model, layer), "weights": model.key, "layer": layer,
             "tokens": pieces, "seq": len(pieces)}
 
 
@@ -52,7 +62,8 @@ class WeightsPanel(QWidget):
         self._controller = controller
         self._controls = controls
         self._syncing = False
-        self.available, self._why = is_available()
+        self._availability = {key: runtime.is_available(m) for key, m in MODELS.items()}
+        self.available = any(ok for ok, _ in self._availability.values())
 
         self.combo = QComboBox()
         self.combo.setObjectName("weights_choice")
@@ -62,11 +73,9 @@ class WeightsPanel(QWidget):
         self.combo.setToolTip("Random weights, or the real weights of a trained model's layer")
         self.layer_spin = QSpinBox()
         self.layer_spin.setObjectName("weights_layer")
-        self.layer_spin.setRange(1, info.N_LAYERS)
         self.layer_spin.setPrefix("layer ")
-        self.layer_spin.setSuffix(f" of {info.N_LAYERS}")
         self.layer_spin.setAccessibleName("Trained layer")
-        self.layer_spin.setToolTip(f"Which of the model's {info.N_LAYERS} layers every stage shows")
+        self.layer_spin.setToolTip("Which of the model's layers every stage shows")
         self.note = QLabel()
         self.note.setObjectName("weights_note")
         self.note.setWordWrap(True)
@@ -86,11 +95,16 @@ class WeightsPanel(QWidget):
         self.setMinimumHeight(self.combo.sizeHint().height() + self.layer_spin.sizeHint().height()
                               + 3 * self.note.fontMetrics().lineSpacing() + 16)
 
-        if not self.available:
-            model = self.combo.model()
-            if isinstance(model, QStandardItemModel):
-                model.item(1).setEnabled(False)
-                model.item(1).setToolTip(self._why)
+        items = self.combo.model()
+        if isinstance(items, QStandardItemModel):
+            for row, (_, key) in enumerate(CHOICES):
+                ok, why = self._availability.get(key, (True, ""))
+                if not ok:
+                    items.item(row).setEnabled(False)
+                    items.item(row).setToolTip(why)
+            # a Lab run is opened from the Lab (its "Open in stage view"), not chosen here
+            items.item(len(CHOICES) - 1).setEnabled(False)
+            items.item(len(CHOICES) - 1).setToolTip("Open a trained run from the Lab (Ctrl+L)")
         self.combo.currentIndexChanged.connect(self._on_choice)
         self.layer_spin.valueChanged.connect(self._on_layer)
         controller.config_changed.connect(self._on_config)  # after the controls' own sync
@@ -98,13 +112,16 @@ class WeightsPanel(QWidget):
 
     # edits -----------------------------------------------------------------------
     def choose(self, weights: str) -> bool:
-        """Switch to ``weights`` ("random" or "minilm-l6"); False (and a note) if refused."""
+        """Switch to ``weights`` ("random" or a trained model's key); False (and a note) if refused."""
         cfg = self._controller.config
         if weights == cfg.weights:
             return True
+        model = model_named(weights)
         try:
-            changes = (trained_edits(cfg, self.layer_spin.value()) if weights == info.WEIGHTS_NAME
-                       else {"weights": RANDOM})
+            if model is not None:
+                changes = trained_edits(cfg, model, min(self.layer_spin.value(), model.layers))
+            else:
+                changes = {"weights": RANDOM, "weights_path": None}
         except ConfigError as err:
             self._say(err.message)
             self._sync(cfg)
@@ -121,21 +138,23 @@ class WeightsPanel(QWidget):
             self.choose(self.combo.itemData(index))
 
     def _on_layer(self, layer: int) -> None:
-        if not self._syncing and self._controller.config.weights == info.WEIGHTS_NAME:
-            self._controller.update(layer=layer)
+        cfg = self._controller.config
+        model = model_named(cfg.weights)
+        if not self._syncing and model is not None:
+            # a layer of another kind (local or global) brings its own window
+            self._controller.update(layer=layer, window=model.layer_window(layer))
 
     # reflecting the config --------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:
-        if cfg.weights == info.WEIGHTS_NAME and not self._pieces_current(cfg):
+        model = model_named(cfg.weights)
+        if model is not None and not self._pieces_current(cfg, model):
             return  # the sentence came in as words: re-read as pieces, which syncs again
         self._sync(cfg)
 
-    def _pieces_current(self, cfg: MHAConfig) -> bool:
+    def _pieces_current(self, cfg: MHAConfig, model: ModelDescription) -> bool:
         """True when the tokens are already the model's pieces; otherwise re-read them."""
-        from mha_explorer.core.models.minilm.pieces import as_pieces
-
         try:
-            pieces = as_pieces(cfg.tokens)
+            pieces = runtime.as_pieces(model, cfg.tokens)
         except ConfigError as err:
             self._say(err.message)
             return True
@@ -144,31 +163,38 @@ class WeightsPanel(QWidget):
         return not self._controller.update(tokens=pieces, seq=len(pieces))
 
     def _sync(self, cfg: MHAConfig) -> None:
-        trained = cfg.weights == info.WEIGHTS_NAME
+        model = model_named(cfg.weights)
+        layers = model.layers if model is not None else 1
         self._syncing = True
         try:
+            # always the source in use, a Lab run included: never "random" while it is not
             self.combo.setCurrentIndex(max(0, self.combo.findData(cfg.weights)))
-            self.layer_spin.setValue(min(max(cfg.layer, 1), info.N_LAYERS))
+            self.layer_spin.setRange(1, layers)
+            self.layer_spin.setSuffix(f" of {layers}")
+            self.layer_spin.setValue(min(max(cfg.layer, 1), layers))
         finally:
             self._syncing = False
-        self.layer_spin.setEnabled(trained)
-        self._lock_controls(trained)
-        if trained:
-            self._say(TRAINED_NOTE)
+        self.layer_spin.setEnabled(model is not None)
+        self._lock_controls(model)
+        if model is not None:
+            self._say(trained_note(model, cfg.layer))
+        elif cfg.weights == LAB:
+            self._say(LAB_NOTE)
         elif self.available:
             self._say(RANDOM_NOTE)
         else:
-            self._say(f"{RANDOM_NOTE} For a trained model's real heads: {info.INSTALL_HINT}")
+            hints = "; ".join(m.distribution.install_hint for m in MODELS.values())
+            self._say(f"{RANDOM_NOTE} For a trained model's real heads: {hints}")
 
-    def _lock_controls(self, locked: bool) -> None:
+    def _lock_controls(self, model: ModelDescription | None) -> None:
         if self._controls is None:
             return
         for key in LOCKED_BOXES:
             box = self._controls.boxes.get(key)
             if box is not None:
-                box.setEnabled(not locked)
-                box.setToolTip(f"Fixed by {info.DISPLAY_NAME}; choose random weights to change it"
-                               if locked else "")
+                box.setEnabled(model is None)
+                box.setToolTip(f"Fixed by {model.title}; choose random weights to change it"
+                               if model is not None else "")
 
     def _say(self, text: str) -> None:
         self.note.setText(text)

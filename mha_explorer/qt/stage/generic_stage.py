@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from mha_explorer.core.display.colors import dim_color, ink_on
-from mha_explorer.core.stages.ids import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.stages.records import Stage
 from mha_explorer.core.units import format_bytes
 

@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan.positions import rope_width
 from mha_explorer.core.specs.positions import ROPE_FORMULA, rope_distance_curve, rope_score_at
 from mha_explorer.core.stages.trace import current_trace
+from mha_explorer.core.variants.registry import family_of
 
 ONES_COLOR = "#7F7F7F"  # the reference curve, in D's neutral grey
 LAYER_COLOR = "#CC79A7"  # d_k's reddish purple: a head's own vectors
@@ -33,16 +33,13 @@ def layer_vectors(trace, cfg: MHAConfig) -> tuple[np.ndarray, np.ndarray] | None
     """Head 0's unturned query of token 0 and key of token 0 (numpy), from a trace."""
     if trace is None:
         return None
-    if cfg.mla:
-        heads = trace.tensors.get("heads", {})
-        kv = trace.tensors.get("kv_compress", {})
-        if "q_rope" not in heads or "k_rope" not in kv:
+    found = []
+    for stage, name in family_of(cfg).rope_inputs:
+        tensor = trace.tensors.get(stage, {}).get(name)
+        if tensor is None:
             return None
-        return heads["q_rope"][0, 0, 0], kv["k_rope"][0, 0]
-    stage = trace.tensors.get("transpose", {})
-    if "Q" not in stage or "K" not in stage:
-        return None
-    return stage["Q"][0, 0, 0], stage["K"][0, 0, 0]
+        found.append(tensor.reshape(-1, tensor.shape[-1])[0])  # [width]: batch 0, head 0, token 0
+    return found[0], found[1]
 
 
 class RopePlot(QWidget):
@@ -78,7 +75,7 @@ class RopePlot(QWidget):
 
     def refresh(self) -> None:
         cfg = self.controller.config
-        width = rope_width(cfg)
+        width = family_of(cfg).rope_width(cfg)
         if width % 2:
             width -= 1  # an odd head width cannot be turned; the config refuses RoPE then
         far = max_distance(cfg)
@@ -94,8 +91,8 @@ class RopePlot(QWidget):
         self.window_line.setVisible(cfg.window is not None and cfg.window <= far)
         if cfg.window is not None:
             self.window_line.setValue(cfg.window)
-        where = ("the decoupled RoPE part of each head" if cfg.mla else "each head")
-        status = ("" if cfg.positions == "rope" else
+        where = family_of(cfg).rope_part
+        status = ("" if cfg.positions_spec.rotates_qk else
                   f"Positions are {cfg.positions} here: this is what RoPE would do. ")
         self.caption.setText(f"{status}RoPE turns {where}, {width} numbers as {width // 2} pairs: "
                              f"{ROPE_FORMULA}. A query at m and a key at n meet at the angle (m − n)·θ, "

@@ -40,6 +40,7 @@ class LayerGrid(QWidget):
         self._images: list[list[QImage]] = []
         self._badges: list[list[str]] = []
         self._current: tuple[int, int] | None = None  # (layer 1-based, head 0-based)
+        self._kinds: tuple[str, ...] = ()  # "local" / "global" per layer, when both occur
 
     # Data ------------------------------------------------------------------
     @property
@@ -47,8 +48,12 @@ class LayerGrid(QWidget):
         """(layers, heads) shown; (0, 0) before any maps."""
         return (len(self._images), len(self._images[0]) if self._images else 0)
 
-    def set_maps(self, maps: np.ndarray, badges: list[list[str]] | None = None) -> None:
-        """maps [L, H, T, S] of attention weights; badges[l][h] short texts such as "prev 0.98"."""
+    def set_maps(self, maps: np.ndarray, badges: list[list[str]] | None = None,
+                 layer_kinds: tuple[str, ...] = ()) -> None:
+        """maps [L, H, T, S] of attention weights; badges[l][h] short texts such as "prev 0.98";
+        ``layer_kinds`` "local" or "global" per layer, when the model has both (the local rows'
+        labels are marked, so a sliding-window layer reads apart from a global one)."""
+        self._kinds = tuple(layer_kinds) if len(set(layer_kinds)) > 1 else ()
         maps = np.asarray(maps, dtype=np.float32)
         if maps.ndim != 4:
             raise ValueError(f"maps must be [layers, heads, T, S], got shape {maps.shape}")
@@ -103,7 +108,7 @@ class LayerGrid(QWidget):
         return (row + 1, col) if self.cell_rect(row + 1, col).contains(point) else None
 
     def sizeHint(self) -> QSize:
-        layers, heads = self.shape if self._images else (6, 12)  # MiniLM-L6 before its maps
+        layers, heads = self.shape if self._images else (6, 12)  # a typical grid before any maps
         return QSize(LABEL_PX + max(heads, 1) * 64, LABEL_PX + max(layers, 1) * 64)
 
     def minimumSizeHint(self) -> QSize:
@@ -122,7 +127,9 @@ class LayerGrid(QWidget):
         for layer in range(1, layers + 1):
             r = self.cell_rect(layer, 0)
             painter.setPen(ink)  # badges paint white; labels are in the text colour
-            painter.drawText(QRect(0, r.y(), LABEL_PX, r.height()), Qt.AlignmentFlag.AlignCenter, f"L{layer}")
+            local = self._kinds and self._kinds[layer - 1] == "local"
+            painter.drawText(QRect(0, r.y(), LABEL_PX, r.height()), Qt.AlignmentFlag.AlignCenter,
+                             f"L{layer}" + ("·w" if local else "·G" if self._kinds else ""))
             for head in range(heads):
                 rect = self.cell_rect(layer, head)
                 painter.drawImage(rect, self._images[layer - 1][head])
@@ -152,7 +159,8 @@ class LayerGrid(QWidget):
         if cell is not None:
             layer, head = cell
             badge = self._badges[layer - 1][head]
-            text = f"layer {layer}, head {head}" + (f": {badge}" if badge else "")
+            kind = f" ({self._kinds[layer - 1]})" if self._kinds else ""
+            text = f"layer {layer}{kind}, head {head}" + (f": {badge}" if badge else "")
             QToolTip.showText(event.globalPosition().toPoint(), text, self)
         super().mouseMoveEvent(event)
 

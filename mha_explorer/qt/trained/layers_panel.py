@@ -1,8 +1,8 @@
 """The Layers dock: every layer's heads at a glance, their pattern scores, and which
 heads matter when switched off, for the trained model.
 
-The numbers are computed on the worker thread (core.trained.layers_data through
-qt.side_jobs) and arrive as numpy and dicts. Clicking a thumbnail opens that
+The numbers are computed on the worker thread (core.display.layers through qt.side_jobs)
+and arrive as typed values of numpy arrays and floats. Clicking a thumbnail opens that
 layer and head: the layer becomes the config's, the stages move to the softmax,
 and ``open_head`` (the heads panel's large view) shows the head.
 """
@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from mha_explorer.core.models.minilm import info
+from mha_explorer.core.display.layers import AblationData, LayersData
+from mha_explorer.core.models.catalog import MODELS, model_named
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.patterns_table import PatternsTable
 
@@ -27,20 +29,20 @@ if TYPE_CHECKING:
 
 LAYERS_JOB = "trained_layers"
 ABLATION_JOB = "trained_ablation"
-IDLE_NOTE = (f"Choose {info.DISPLAY_NAME} under Weights to see all {info.N_LAYERS} layers × "
-             f"{info.N_HEADS} heads of a trained model, what each head does, and which heads matter.")
+IDLE_NOTE = ("Choose a trained model under Weights (" + " or ".join(m.name for m in MODELS.values())
+             + ") to see every layer's heads at once, what each head does, and which heads matter.")
 
 
-def _all_layers(pieces):
+def _all_layers(model_key, pieces):
     from mha_explorer.core.display.layers import all_layers  # torch, on the worker
 
-    return all_layers(pieces)
+    return all_layers(model_key, pieces)
 
 
-def _layer_ablation(layer, pieces):
+def _layer_ablation(model_key, layer, pieces):
     from mha_explorer.core.display.layers import layer_ablation  # torch, on the worker
 
-    return layer_ablation(layer, pieces)
+    return layer_ablation(model_key, layer, pieces)
 
 
 class LayersPanel(QWidget):
@@ -56,8 +58,8 @@ class LayersPanel(QWidget):
         self._controller = controller
         self._jobs = jobs
         self._open_head = open_head
-        self._asked_maps: tuple[str, ...] | None = None
-        self._asked_ablation: tuple[int, tuple[str, ...]] | None = None
+        self._asked_maps: tuple[str, tuple[str, ...]] | None = None
+        self._asked_ablation: tuple[str, int, tuple[str, ...]] | None = None
         self._scores: list[list[dict]] | None = None
         self._head = 0
 
@@ -96,7 +98,8 @@ class LayersPanel(QWidget):
 
     # requests ------------------------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:
-        trained = cfg.weights == info.WEIGHTS_NAME and cfg.tokens is not None
+        model = model_named(cfg.weights)
+        trained = model is not None and cfg.tokens is not None
         self._trained = trained
         if self._grid is not None:
             self._grid.setEnabled(trained)
@@ -104,20 +107,21 @@ class LayersPanel(QWidget):
             self.note.setText(IDLE_NOTE)
             return
         pieces = tuple(cfg.tokens)
-        if pieces[:1] != (info.CLS,):
-            return  # words on their way to becoming word pieces
-        if pieces != self._asked_maps:
-            self._asked_maps = pieces
-            self.note.setText(f"Reading “{' '.join(pieces)}” through all {info.N_LAYERS} layers…")
-            self._jobs.submit(LAYERS_JOB, _all_layers, pieces)
+        if pieces[:1] != (model.first_token,):
+            return  # words on their way to becoming the model's tokens
+        if (model.key, pieces) != self._asked_maps:
+            self._asked_maps = (model.key, pieces)
+            self.note.setText(f"Reading “{' '.join(pieces)}” through all {model.layers} layers…")
+            self._jobs.submit(LAYERS_JOB, _all_layers, model.key, pieces)
         self._ask_ablation()
         self._show_layer(cfg.layer)
 
     def _ask_ablation(self) -> None:
         """Twelve reruns of the rest of the model: only while the dock is on screen."""
         cfg = self._controller.config
-        wanted = (cfg.layer, tuple(cfg.tokens or ()))
-        if (self.isVisible() and cfg.weights == info.WEIGHTS_NAME and wanted[1][:1] == (info.CLS,)
+        model = model_named(cfg.weights)
+        wanted = (cfg.weights, cfg.layer, tuple(cfg.tokens or ()))
+        if (self.isVisible() and model is not None and wanted[2][:1] == (model.first_token,)
                 and wanted != self._asked_ablation):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted)
@@ -144,17 +148,18 @@ class LayersPanel(QWidget):
         self._ask_ablation()
 
     def _on_done(self, kind: str, result: object) -> None:
-        if kind == LAYERS_JOB and isinstance(result, dict):
-            if tuple(result["tokens"]) != self._asked_maps:
+        if kind == LAYERS_JOB and isinstance(result, LayersData):
+            if (result.model, result.tokens) != self._asked_maps:
                 return
-            self.grid.set_maps(result["maps"], result["badges"])
-            self._scores = result["scores"]
-            self.note.setText(f"{info.DISPLAY_NAME}, {len(result['tokens'])} word pieces. Rows are "
-                              "layers, columns heads; click a map to open that layer and head.")
+            model = model_named(result.model)
+            self.grid.set_maps(result.maps, result.badges, model.layer_kinds)
+            self._scores = result.scores
+            self.note.setText(f"{model.title}, {len(result.tokens)} tokens. Rows are layers, columns "
+                              "heads; click a map to open that layer and head.")
             self._show_layer(self._controller.config.layer)
-        elif (kind == ABLATION_JOB and isinstance(result, dict)
-              and (result["layer"], tuple(result["tokens"])) == self._asked_ablation):
-            self.ranking.set_ranking(result["layer"], result["rows"])
+        elif (kind == ABLATION_JOB and isinstance(result, AblationData)
+              and (result.model, result.layer, result.tokens) == self._asked_ablation):
+            self.ranking.set_ranking(result.layer, result.rows)
 
     def _on_failed(self, kind: str, message: str) -> None:
         if kind in (LAYERS_JOB, ABLATION_JOB):
@@ -173,10 +178,11 @@ class LayersPanel(QWidget):
         """Make ``layer`` (1-based) the config's and show ``head`` (0-based) large."""
         self._head = head
         c = self._controller
-        if c.config.weights == info.WEIGHTS_NAME and c.config.layer != layer:
-            c.update(layer=layer)
+        model = model_named(c.config.weights)
+        if model is not None and c.config.layer != layer:
+            c.update(layer=layer, window=model.layer_window(layer))
         self.grid.set_current(layer, head)
-        c.set_stage("softmax")
+        c.set_stage(StageId.softmax)
         if self._open_head is not None:
             self._open_head(head)
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from mha_explorer.core.config import ConfigError
+from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models.minilm import info
 
 _HASH_CHUNK = 4 << 20  # bytes read per step; progress is reported after each

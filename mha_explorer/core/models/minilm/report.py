@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mha_explorer.core.config import ConfigError
+from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models import patterns
 from mha_explorer.core.models.minilm import info
 from mha_explorer.core.models.minilm.files import TrainedWeightsError, is_available

@@ -18,13 +18,12 @@ from mha_explorer.core.models.minilm.model import MiniLM, load_model
 from mha_explorer.core.models.minilm.tokenizer import token_ids
 
 
-class MiniLMWeights:
-    """WeightSource for all-MiniLM-L6-v2; raises ConfigError when cfg does not fit the model."""
+class Weights:
+    """The engine's weight source for this model (the config already fits it: its rules say so)."""
 
     def __init__(self, cfg, progress=None):
-        info.check_config(cfg)
         if cfg.weights != info.WEIGHTS_NAME:
-            raise ValueError(f"MiniLMWeights serves weights {info.WEIGHTS_NAME!r}, not {cfg.weights!r}")
+            raise ValueError(f"this source serves weights {info.WEIGHTS_NAME!r}, not {cfg.weights!r}")
         self.model: MiniLM = load_model(progress)
 
     def _ids(self, cfg) -> list[int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from mha_explorer.core.config import ConfigError
+from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models.minilm import info
 from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir
 

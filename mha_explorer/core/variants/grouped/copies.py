@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mha_explorer.core.stages.catalog import StageId
+
 
 @dataclass(frozen=True)
 class Copy:
@@ -37,22 +39,22 @@ def kernel_copies(*, batch: int, T: int, S: int, H: int, Hkv: int, d_k: int,
     B, grouped = batch, Hkv != H
     found: list[Copy] = []
     if grouped:
-        found.append(Copy("scores", "K", B * H * S * d_k,
+        found.append(Copy(StageId.scores, "K", B * H * S * d_k,
                           f"repeat_interleave copies K from {Hkv} to {H} heads"))
     if flatten_copies(B, H, T):
-        found.append(Copy("scores", "Q", B * H * T * d_k,
+        found.append(Copy(StageId.scores, "Q", B * H * T * d_k,
                           "matmul reshapes the transposed Q to [B·H, T, d_k]: a copy"))
     if not grouped and flatten_copies(B, H, S):
-        found.append(Copy("scores", "Kᵀ", B * H * S * d_k,
+        found.append(Copy(StageId.scores, "Kᵀ", B * H * S * d_k,
                           "matmul reshapes the transposed Kᵀ to [B·H, d_k, S]: a copy"))
     if grouped:
-        found.append(Copy("weighted_sum", "V", B * H * S * d_v,
+        found.append(Copy(StageId.weighted_sum, "V", B * H * S * d_v,
                           f"repeat_interleave copies V from {Hkv} to {H} heads"))
     elif flatten_copies(B, H, S):
-        found.append(Copy("weighted_sum", "V", B * H * S * d_v,
+        found.append(Copy(StageId.weighted_sum, "V", B * H * S * d_v,
                           "matmul reshapes the transposed V to [B·H, S, d_k]: a copy"))
     if H > 1 and T > 1:  # context [B, H, T, d] back to [B, T, H, d]: not contiguous
-        found.append(Copy("merge", "context", B * T * H * d_v,
+        found.append(Copy(StageId.merge, "context", B * T * H * d_v,
                           ".contiguous() copies the transposed context"))
     return tuple(found)
 

@@ -6,8 +6,12 @@ print these terms as they are.
 
 from __future__ import annotations
 
-from mha_explorer.core.config import MHAConfig
+from typing import TYPE_CHECKING
+
 from mha_explorer.core.stages.records import ParamPlan, ParamTerm
+
+if TYPE_CHECKING:
+    from mha_explorer.core.config.record import MHAConfig
 
 
 def _param_terms(D: int, kvD: int, shared_kv: bool, bias: bool) -> list[ParamTerm]:

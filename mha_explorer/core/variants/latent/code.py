@@ -8,20 +8,25 @@ checkpoint's module names, as core/mla_engine.py uses them.
 
 from __future__ import annotations
 
-from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.plan.build import build_plan
-from mha_explorer.core.text.code_lines import RMS_EPS, blind_rows_possible, mask_lines, rope_lines
-from mha_explorer.core.variants.latent.dims import mla_dims
+from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.variants.code_lines import Lines, blind_rows_possible, mask_lines, rope_lines
+from mha_explorer.core.variants.family import CodeListing
+from mha_explorer.core.variants.latent.dims import RMS_EPS, mla_dims
 
 
 def _dims(shape, names: str) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]  " + names
 
 
-def build_mla(cfg: MHAConfig, out) -> None:
-    """Fill ``out`` (a reference_code._Lines) with the MLA listing."""
+def latent_listing(cfg) -> CodeListing:
+    """The naive-form listing of a latent-attention config."""
+    out = Lines()
+    _build(cfg, out)
+    return CodeListing("\n".join(out.lines) + "\n", dict(out.ranges))
+
+
+def _build(cfg, out: Lines) -> None:
     m = mla_dims(cfg)
-    plan = build_plan(cfg)
     B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
     for line in ("import math", "", "import torch", "import torch.nn.functional as F", "", ""):
         out.add(line, indent=0)
@@ -29,7 +34,7 @@ def build_mla(cfg: MHAConfig, out) -> None:
             indent=0)
     out.add(f"              r_kv={m.kv_lora_rank}):", indent=0)
     out.add('"""MLA, naive form. w: the checkpoint\'s tensors by module name."""')
-    out.begin("input")
+    out.begin(StageId.input)
     out.add("B, T, D = x.shape", _dims((B, T, cfg.d_model), "B, T, D"))
     out.add("S, H = x_kv.shape[1], n_heads", f"S = {S}, H = {H}")
     out.add("def norm(t, name):", "RMSNorm with its learned scale")
@@ -37,13 +42,13 @@ def build_mla(cfg: MHAConfig, out) -> None:
     out.end()
     out.add()
     _projections(out, cfg, m)
-    _heads(out, cfg, m, plan)
+    _heads(out, cfg, m)
     _attention(out, cfg, m)
 
 
-def _projections(out, cfg: MHAConfig, m) -> None:
+def _projections(out, cfg, m) -> None:
     B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
-    out.begin("q_project")
+    out.begin(StageId.q_project)
     if m.q_lora_rank is None:
         out.add(comment="queries: one projection")
         out.add('q = F.linear(x, w["q_proj"])', _dims((B, T, H * m.qk), "B, T, H·(d_n+d_r)"))
@@ -55,7 +60,7 @@ def _projections(out, cfg: MHAConfig, m) -> None:
                 _dims((B, T, H * m.qk), "B, T, H·(d_n+d_r)"))
     out.end()
     out.add()
-    out.begin("kv_compress")
+    out.begin(StageId.kv_compress)
     out.add(comment="keys and values squeezed into c_KV; k_rope shared: both cached")
     out.add('kv = F.linear(x_kv, w["kv_a_proj_with_mqa"],', _dims((B, S, m.cached_width), "B, S, r_kv+d_r"))
     out.add('             w.get("kv_a_proj_with_mqa.bias"))')
@@ -63,16 +68,16 @@ def _projections(out, cfg: MHAConfig, m) -> None:
     out.add('c_kv = norm(c_kv, "kv_a_layernorm")', _dims((B, S, m.kv_lora_rank), "B, S, r_kv"))
     out.end()
     out.add()
-    out.begin("kv_expand")
+    out.begin(StageId.kv_expand)
     out.add(comment="the latent expanded to every head's K and V")
     out.add('kv = F.linear(c_kv, w["kv_b_proj"])', _dims((B, S, H * (m.nope + m.v)), "B, S, H·(d_n+d_v)"))
     out.end()
     out.add()
 
 
-def _heads(out, cfg: MHAConfig, m, plan) -> None:
+def _heads(out, cfg, m) -> None:
     B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
-    out.begin("heads")
+    out.begin(StageId.heads)
     out.add(comment="split heads (view), heads to axis 1 (transpose), then parts")
     out.add("q = q.view(B, T, H, d_nope + d_rope).transpose(1, 2)",
             _dims((B, H, T, m.qk), "B, H, T, d_n+d_r"))
@@ -84,13 +89,13 @@ def _heads(out, cfg: MHAConfig, m, plan) -> None:
     out.add("k_nope, v = kv.split([d_nope, d_v], dim=-1)")
     out.end()
     out.add()
-    if "rope" in plan.stage_ids:
+    if cfg.positions_spec.rotates_qk:
         rope_lines(out, cfg, "q_rope", "k_rope", "d_rope")
 
 
-def _attention(out, cfg: MHAConfig, m) -> None:
+def _attention(out, cfg, m) -> None:
     B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
-    out.begin("scores")
+    out.begin(StageId.scores)
     out.add(comment="scores over the joined [nope | rope] parts")
     out.add("q = torch.cat([q_nope, q_rope], dim=-1)", _dims((B, H, T, m.qk), "B, H, T, d_n+d_r"))
     out.add("k_rope = k_rope.expand(B, H, S, d_rope)", "one rope key read by all heads")
@@ -101,20 +106,20 @@ def _attention(out, cfg: MHAConfig, m) -> None:
         mask_lines(out, cfg)
     out.end()
     out.add()
-    out.begin("softmax")
+    out.begin(StageId.softmax)
     out.add("att = att.softmax(dim=-1)", _dims((B, H, T, S), "B, H, T, S"))
     if blind_rows_possible(cfg):
         out.add("att = att.nan_to_num(0.0)", "rows that see no key: 0, not NaN")
     out.end()
     out.add()
-    out.begin("weighted_sum")
+    out.begin(StageId.weighted_sum)
     out.add("y = att @ v", _dims((B, H, T, m.v), "B, H, T, d_v"))
     out.end()
     out.add()
-    out.begin("merge")
+    out.begin(StageId.merge)
     out.add("y = y.transpose(1, 2).reshape(B, T, H * d_v)", _dims((B, T, H * m.v), "B, T, H·d_v"))
     out.end()
     out.add()
-    out.begin("output")
+    out.begin(StageId.output)
     out.add('return F.linear(y, w["o_proj"], w.get("o_proj.bias"))', _dims((B, T, cfg.d_model), "B, T, D"))
     out.end()

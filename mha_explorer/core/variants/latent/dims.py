@@ -23,11 +23,31 @@ Sizes left as None in the config are derived from d_k = D / H, in DeepSeek's pro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.stages.records import ParamPlan, ParamTerm
+from mha_explorer.core.variants.family import VariantField
 
-MLA_FIELDS = ("kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+if TYPE_CHECKING:
+    from mha_explorer.core.config.record import MHAConfig
+
+RMS_EPS = 1e-6  # DeepSeek's rms_norm_eps
+FIELD_CAP = 65_536
+
+FIELDS = (
+    VariantField("kv_lora_rank", "r_kv", "kv_lora_rank (r_kv)", "--kv-lora-rank", "R", "auto",
+                 "width of the cached latent c_KV (default 4·d_k)", FIELD_CAP),
+    VariantField("q_lora_rank", "r_q", "q_lora_rank (r_q)", "--q-lora-rank", "R", "none",
+                 "width of the query's latent; none (the default): a plain query projection", FIELD_CAP),
+    VariantField("qk_nope_head_dim", "d_n", "qk nope dim (d_n)", "--qk-nope-dim", "N", "auto",
+                 "per-head query/key width without position (default d_k)", 4_096),
+    VariantField("qk_rope_head_dim", "d_r", "qk rope dim (d_r)", "--qk-rope-dim", "N", "auto",
+                 "per-head width of the RoPE part, even (default d_k/2 rounded to even)", 4_096),
+    VariantField("v_head_dim", "d_v", "v head dim (d_v)", "--v-head-dim", "N", "auto",
+                 "per-head value width (default d_k)", 4_096),
+)
+MLA_FIELDS = tuple(f.name for f in FIELDS)
 
 
 @dataclass(frozen=True)

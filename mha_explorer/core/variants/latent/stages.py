@@ -10,7 +10,9 @@ Symbols: r_q, r_kv the ranks, d_n / d_r / d_v the per-head nope, rope and value 
 
 from __future__ import annotations
 
-from mha_explorer.core.config import MHAConfig
+from typing import TYPE_CHECKING
+
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.records import (
     SOFTMAX_OPS_PER_ELEMENT,
     Stage,
@@ -20,13 +22,17 @@ from mha_explorer.core.stages.records import (
 )
 from mha_explorer.core.variants.latent.dims import MLADims, mla_dims
 
+if TYPE_CHECKING:
+    from mha_explorer.core.config.record import MHAConfig
+
 NORM_OPS_PER_ELEMENT = 4  # square, sum, scale by 1/rms, multiply by the learned weight
 ROPE_OPS_PER_ELEMENT = 3  # x·cos + rotate_half(x)·sin
 
-NAIVE_STAGE_IDS = ("input", "q_project", "kv_compress", "kv_expand", "heads", "rope", "scores",
-                   "softmax", "weighted_sum", "merge", "output")
-ABSORBED_STAGE_IDS = ("input", "q_project", "kv_compress", "heads", "rope", "absorb_q", "scores",
-                      "softmax", "weighted_sum", "merge", "output")
+_S = StageId
+NAIVE_STAGE_IDS = (_S.input, _S.q_project, _S.kv_compress, _S.kv_expand, _S.heads, _S.rope, _S.scores,
+                   _S.softmax, _S.weighted_sum, _S.merge, _S.output)
+ABSORBED_STAGE_IDS = (_S.input, _S.q_project, _S.kv_compress, _S.heads, _S.rope, _S.absorb_q, _S.scores,
+                      _S.softmax, _S.weighted_sum, _S.merge, _S.output)
 
 
 def _t(name, dims, shape, e, strides=None, allocates=True) -> TensorSpec:
@@ -50,13 +56,13 @@ def _common_head(cfg: MHAConfig, m: MLADims) -> list[Stage]:
     inputs = [_t("X", "BTD", (B, T, D), e)]
     if cfg.is_cross:
         inputs.append(_t("X_kv", "BSD", (B, S, D), e))
-    stages = [Stage("input", "Input tokens", "X ∈ ℝ^(B×T×D)", "Each token is a vector of D numbers.",
+    stages = [Stage(StageId.input, "Input tokens", "X ∈ ℝ^(B×T×D)", "Each token is a vector of D numbers.",
                     tuple(inputs), 0)]
     qw = H * m.qk
     q = _t("Q", ("B", "T", "H·(d_n+d_r)"), (B, T, qw), e)
     if m.q_lora_rank is None:
         stages.append(Stage(
-            "q_project", "Query projection", "Q = X·W_Qᵀ",
+            StageId.q_project, "Query projection", "Q = X·W_Qᵀ",
             f"One linear map gives every head a query of {m.nope} + {m.rope} numbers: a part "
             "compared with the latent keys and a part that carries the position.",
             (q,), 2 * B * T * D * qw))
@@ -65,7 +71,7 @@ def _common_head(cfg: MHAConfig, m: MLADims) -> list[Stage]:
         flops = 2 * B * T * D * rq + NORM_OPS_PER_ELEMENT * B * T * rq + 2 * B * T * rq * qw
         flops += B * T * rq if cfg.bias else 0
         stages.append(Stage(
-            "q_project", "Query down / up projection", "c_Q = RMSNorm(X·W_DQᵀ)   Q = c_Q·W_UQᵀ",
+            StageId.q_project, "Query down / up projection", "c_Q = RMSNorm(X·W_DQᵀ)   Q = c_Q·W_UQᵀ",
             f"The query goes through a narrow latent of {rq} numbers first (fewer parameters and "
             f"activations in training), then up to {H} heads of {m.nope} + {m.rope}.",
             (_t("c_Q", ("B", "T", "r_q"), (B, T, rq), e), q), flops))
@@ -73,7 +79,7 @@ def _common_head(cfg: MHAConfig, m: MLADims) -> list[Stage]:
     w = m.cached_width
     flops = 2 * B * S * D * w + NORM_OPS_PER_ELEMENT * B * S * m.kv_lora_rank + (B * S * w if cfg.bias else 0)
     stages.append(Stage(
-        "kv_compress", "K/V down-projection to the latent",
+        StageId.kv_compress, "K/V down-projection to the latent",
         f"[c_KV | k_rope] = {kv_src}·W_DKVᵀ   c_KV = RMSNorm(c_KV)",
         f"Each token is compressed to a latent c_KV of {m.kv_lora_rank} numbers plus one RoPE key "
         f"of {m.rope} numbers shared by all heads. This pair is all that is cached: "
@@ -87,7 +93,7 @@ def _common_head(cfg: MHAConfig, m: MLADims) -> list[Stage]:
 def _rope_stage(cfg: MHAConfig, m: MLADims) -> Stage:
     B, T, S, H, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.elem_bytes
     return Stage(
-        "rope", "Rotate the position parts (RoPE)",
+        StageId.rope, "Rotate the position parts (RoPE)",
         "q_rope ← q_rope·cos + rotate_half(q_rope)·sin   k_rope likewise",
         "Only the decoupled parts are rotated by the token's position; the latent stays "
         "position-free, which is what lets W_UK be folded into the query.",
@@ -100,11 +106,11 @@ def _attention_tail(cfg: MHAConfig, key_width: int, value_width: int, value_sym:
     """softmax and the weighted sum, over T×S per head."""
     B, T, S, H, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.elem_bytes
     return [
-        Stage("softmax", "Softmax over keys", "A = softmax(scores, dim=-1)",
+        Stage(StageId.softmax, "Softmax over keys", "A = softmax(scores, dim=-1)",
               "Each row becomes weights over the keys that sum to 1.",
               (_t("weights", ("B", "H", "T", "S"), (B, H, T, S), e),),
               SOFTMAX_OPS_PER_ELEMENT * B * H * T * S),
-        Stage("weighted_sum", "Weighted sum A·V",
+        Stage(StageId.weighted_sum, "Weighted sum A·V",
               "context = A·V" if value_sym == "d_v" else "context_lat = A·c_KV",
               "Each query averages the values with its attention row."
               if value_sym == "d_v" else
@@ -121,9 +127,9 @@ def _merge_output(cfg: MHAConfig, width: int, sym: str, w_name: str) -> list[Sta
     merged = _t("merged", ("B", "T", f"H·{sym}"), (B, T, H * width), e, allocates=not back.contiguous)
     flops = 2 * B * T * H * width * D + (B * T * D if cfg.bias else 0)
     return [
-        Stage("merge", "Merge heads", f"context.transpose(1, 2).contiguous().view(B, T, H·{sym})",
+        Stage(StageId.merge, "Merge heads", f"context.transpose(1, 2).contiguous().view(B, T, H·{sym})",
               f"The {H} heads' outputs of {width} are laid side by side.", (back, merged), 0),
-        Stage("output", "Output projection", f"Y = merged·{w_name}ᵀ",
+        Stage(StageId.output, "Output projection", f"Y = merged·{w_name}ᵀ",
               "A final linear map mixes the heads back into D numbers per token."
               + (" Here W_O already contains each head's W_UV (folded once, ahead of time)."
                  if w_name != "W_O" else ""),
@@ -142,22 +148,23 @@ def mla_stages(cfg: MHAConfig) -> tuple[Stage, ...]:
     stages = _common_head(cfg, m)
     kvw = H * (m.nope + m.v)
     stages.append(Stage(
-        "kv_expand", "Up-projection to per-head K and V", "[K_nope | V] = c_KV·W_UKVᵀ",
+        StageId.kv_expand, "Up-projection to per-head K and V", "[K_nope | V] = c_KV·W_UKVᵀ",
         f"The latent is expanded again to {H} heads of keys ({m.nope}) and values ({m.v}). "
         "In this form they are rebuilt for every cached token at every step.",
         (_t("KV", ("B", "S", "H·(d_n+d_v)"), (B, S, kvw), e),), 2 * B * S * m.kv_lora_rank * kvw))
     stages.append(Stage(
-        "heads", "Split into heads (view, transpose, split)",
+        StageId.heads, "Split into heads (view, transpose, split)",
         "Q.view(B, T, H, d_n+d_r).transpose(1, 2).split([d_n, d_r])   KV likewise into K_nope, V",
         "All views: the heads move to the front and each row is cut into its parts without a copy.",
         (_heads_view("q_nope", ("B", "H", "T", "d_n"), (B, H, T, m.nope), e, m.qk),
          _heads_view("q_rope", ("B", "H", "T", "d_r"), (B, H, T, m.rope), e, m.qk),
          _heads_view("K_nope", ("B", "H", "S", "d_n"), (B, H, S, m.nope), e, m.nope + m.v),
          _heads_view("V", ("B", "H", "S", "d_v"), (B, H, S, m.v), e, m.nope + m.v)), 0))
-    if cfg.positions == "rope":
+    if cfg.positions_spec.rotates_qk:
         stages.append(_rope_stage(cfg, m))
     stages.append(Stage(
-        "scores", "Scores over [nope | rope]", "scores = [q_nope | q_rope]·[K_nope | k_rope]ᵀ / √(d_n+d_r)",
+        StageId.scores, "Scores over [nope | rope]",
+        "scores = [q_nope | q_rope]·[K_nope | k_rope]ᵀ / √(d_n+d_r)",
         f"Queries and keys are {m.nope} + {m.rope} wide; the shared RoPE key is copied to every "
         "head before the product.",
         (_t("Q", ("B", "H", "T", "d_n+d_r"), (B, H, T, m.qk), e),
@@ -175,20 +182,20 @@ def mla_absorbed_stages(cfg: MHAConfig) -> tuple[Stage, ...]:
     B, T, S, H, e, r = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.elem_bytes, m.kv_lora_rank
     stages = _common_head(cfg, m)
     stages.append(Stage(
-        "heads", "Split the query into heads (view, transpose, split)",
+        StageId.heads, "Split the query into heads (view, transpose, split)",
         "Q.view(B, T, H, d_n+d_r).transpose(1, 2).split([d_n, d_r])",
         "Only the query is split into heads; the cached latent is used as it is by every head.",
         (_heads_view("q_nope", ("B", "H", "T", "d_n"), (B, H, T, m.nope), e, m.qk),
          _heads_view("q_rope", ("B", "H", "T", "d_r"), (B, H, T, m.rope), e, m.qk)), 0))
-    if cfg.positions == "rope":
+    if cfg.positions_spec.rotates_qk:
         stages.append(_rope_stage(cfg, m))
     stages.append(Stage(
-        "absorb_q", "Fold W_UK into the query", "q_lat[h] = q_nope[h]·W_UK[h]",
+        StageId.absorb_q, "Fold W_UK into the query", "q_lat[h] = q_nope[h]·W_UK[h]",
         f"Since q·(c·W_UKᵀ)ᵀ = (q·W_UK)·cᵀ, each head's query is moved into the latent space "
         f"({m.nope} → {r}) once, instead of expanding every cached token to keys.",
         (_t("q_lat", ("B", "H", "T", "r_kv"), (B, H, T, r), e),), 2 * B * H * T * m.nope * r))
     stages.append(Stage(
-        "scores", "Scores against the cache", "scores = [q_lat | q_rope]·[c_KV | k_rope]ᵀ / √(d_n+d_r)",
+        StageId.scores, "Scores against the cache", "scores = [q_lat | q_rope]·[c_KV | k_rope]ᵀ / √(d_n+d_r)",
         f"Every head reads the same cached pair of {m.cached_width} numbers per token, as in "
         "multi-query attention; the scale stays that of the naive form.",
         (_t("scores", ("B", "H", "T", "S"), (B, H, T, S), e),),

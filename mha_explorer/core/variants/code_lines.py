@@ -1,27 +1,68 @@
-"""The reference code's lines for positions, RoPE and masks beyond plain causal.
+"""Writing reference code: the line collector every family's listing uses, and the lines for
+positions, RoPE and masks beyond plain causal that more than one family writes.
 
-Kept beside reference_code.py so the classic listing stays short; each function
-adds one stage's lines to the same ``_Lines`` collector, with the config's real
+Each function adds one stage's lines to the same ``Lines`` collector, with the config's real
 sizes in the shape comments. No torch and no Qt: the text is only about torch.
 """
 
 from __future__ import annotations
 
-from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.stages.catalog import StageId
 
-RMS_EPS = "1e-6"  # DeepSeek's rms_norm_eps, as core/mla_engine.py uses
+COMMENT_COLUMN = 34  # shape comments line up here unless the statement is longer
+INDENT = "    "
 
 
-def signature_extras(cfg: MHAConfig) -> str:
+def shape_text(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def shape_comment(spec, shared_kv: bool = True) -> str:
+    """'[2, 8, 8, 64]  B, H, T, d_k' from a plan TensorSpec.
+
+    Without shared key/value heads the code has no Hkv, so the comment says H.
+    """
+    dims = spec.dims if shared_kv else tuple("H" if d == "Hkv" else d for d in spec.dims)
+    return f"{shape_text(spec.shape)}  {', '.join(dims)}"
+
+
+class Lines:
+    """Collects code lines and remembers which stage each run of lines belongs to."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.ranges: dict[str, tuple[int, int]] = {}
+        self._stage: str | None = None
+        self._first = 0
+
+    def add(self, code: str = "", comment: str = "", indent: int = 1) -> None:
+        text = INDENT * indent + code if code else ""
+        if comment and code and len(text) >= COMMENT_COLUMN - 1:
+            # a long statement keeps its comment on the line above, so lines stay short
+            self.lines.append(INDENT * indent + "# " + comment)
+            comment = ""
+        if comment:
+            text = (text.ljust(COMMENT_COLUMN - 1) + " " if code else INDENT * indent) + "# " + comment
+        self.lines.append(text.rstrip())
+
+    def begin(self, stage: str) -> None:
+        self._stage, self._first = stage, len(self.lines) + 1
+
+    def end(self) -> None:
+        self.ranges[self._stage] = (self._first, len(self.lines))
+        self._stage = None
+
+
+def signature_extras(cfg) -> str:
     """Learned position tables are the model's own numbers, so the code takes them."""
     if cfg.positions != "learned" or cfg.weights_spec.trained:
         return ""
     return "P, P_kv, " if cfg.is_cross else "P, "
 
 
-def positions_lines(out, cfg: MHAConfig, stage) -> None:
+def positions_lines(out, cfg, stage) -> None:
     """Stage "positions": a table of position vectors added to the tokens."""
-    out.begin("positions")
+    out.begin(StageId.positions)
     D, T, S = cfg.d_model, cfg.T, cfg.S
     if cfg.positions == "sinusoidal":
         out.add(comment="same word, another place: add a sin/cos pattern per position")
@@ -57,10 +98,10 @@ def rope_helpers(out, width: str) -> None:
     out.add("return t * a.cos() + rot(t) * a.sin()", indent=2)
 
 
-def rope_lines(out, cfg: MHAConfig, q_name: str = "q", k_name: str = "k", width: str = "d_k") -> None:
+def rope_lines(out, cfg, q_name: str = "q", k_name: str = "k", width: str = "d_k") -> None:
     """Stage "rope": queries and keys turned by their positions (rotate-half, as LLaMA)."""
     offset = cfg.mask_spec.offset(cfg.T, cfg.S)
-    out.begin("rope")
+    out.begin(StageId.rope)
     out.add(comment="RoPE: turn q and k by position; q·k then sees only distance")
     rope_helpers(out, width)
     start = f"torch.arange(T) + {offset}" if offset else "torch.arange(T)"
@@ -70,11 +111,11 @@ def rope_lines(out, cfg: MHAConfig, q_name: str = "q", k_name: str = "k", width:
     out.add()
 
 
-def needs_general_mask(cfg: MHAConfig) -> bool:
+def needs_general_mask(cfg) -> bool:
     return cfg.mask_spec.sparse
 
 
-def mask_lines(out, cfg: MHAConfig) -> None:
+def mask_lines(out, cfg) -> None:
     """The visible keys of a window / stride / global pattern, by the same rule as the
     engine (core/specs.py MaskSpec.visible): causal is applied last."""
     m = cfg.mask_spec
@@ -98,7 +139,7 @@ def mask_lines(out, cfg: MHAConfig) -> None:
     out.add('att = att.masked_fill(~seen.to(x.device), float("-inf"))')
 
 
-def blind_rows_possible(cfg: MHAConfig) -> bool:
+def blind_rows_possible(cfg) -> bool:
     """Whether some query row may see no key (its softmax would be NaN)."""
     m = cfg.mask_spec
     if m.stride is not None and m.stride > 1:

@@ -1,0 +1,17 @@
+"""The trained models the app knows, by the key the config and the command line use (no torch).
+
+Adding a model means writing its package (description, files, tokenizer, forward pass, weight
+source) and naming its description here; the Weights menu, the config's rules, the Layers
+dock and the ``heads`` and ``decode`` commands read this catalog.
+"""
+
+from __future__ import annotations
+
+from mha_explorer.core.models.description import ModelDescription
+from mha_explorer.core.models.minilm.description import MINILM_L6
+
+MODELS: dict[str, ModelDescription] = {m.key: m for m in (MINILM_L6,)}
+
+
+def model_named(key: str) -> ModelDescription | None:
+    return MODELS.get(key)

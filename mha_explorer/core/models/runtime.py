@@ -1,0 +1,32 @@
+"""Reaching a trained model's own package from its description, without naming the model.
+
+A model's package (``ModelDescription.home``) holds the same modules for every model:
+``files`` (``is_available``: is it installed, cheaply), ``pieces`` (``as_pieces``: a text or
+tokens as the model's own tokens), ``source`` (the engine's weight source) and ``report``
+(``heads_report``, ``all_layers``, ``layer_ablation``: what the CLI and the Layers dock show).
+Only ``source`` and ``report`` import torch, and only when their work is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+
+from mha_explorer.core.models.description import ModelDescription
+
+
+def part(model: ModelDescription, name: str) -> ModuleType:
+    """The model's module ``name`` (files, pieces, source, report)."""
+    return importlib.import_module(f"{model.home}.{name}")
+
+
+def is_available(model: ModelDescription) -> tuple[bool, str]:
+    """(True, where) when the model's packages are installed, else (False, how to add them)."""
+    return part(model, "files").is_available()
+
+
+def as_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> tuple[str, ...]:
+    """``tokens`` (words, or the model's own pieces) as the model reads them; its default text
+    when there are none. ConfigError for an empty or too long text, or without the package."""
+    return part(model, "pieces").as_pieces(tokens)

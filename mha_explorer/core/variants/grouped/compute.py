@@ -1,0 +1,261 @@
+"""Grouped-query attention (MHA, GQA, MQA) in torch: one engine run's batch elements, stages
+and row blocks, keeping what the views show.
+
+Each stage's tensors are kept as float32 numpy (shared with torch when already CPU float32);
+view and transpose are numpy views of the projections' copies, as they are views in torch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from mha_explorer.core.kernels.decoding import (
+    DecodeRun,
+    LayerTensors,
+    StepResult,
+    attend_cache,
+    kept_after,
+    step_rows,
+    visible_rows,
+)
+from mha_explorer.core.kernels.positions import apply_rope
+from mha_explorer.core.kernels.steps import (
+    LayerJob,
+    LayerResult,
+    add_positions,
+    attend_rows,
+    block_mask,
+    host,
+    linear,
+    position_table,
+    rotate_qk,
+)
+from mha_explorer.core.specs.mask_counts import mask_notes
+from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.variants.grouped.shapes import grouped_stages
+from mha_explorer.core.variants.positions import position_notes
+
+
+def run_layer(job: LayerJob) -> LayerResult:
+    """Every stage of the job's layer, batch element group by group."""
+    run = GroupedRun(job)
+    for batch in job.layout.batches:
+        run.run_batch(batch)
+    return LayerResult(run.stored, run.w, run.blind_rows, tuple(run.norms), run.notes())
+
+
+class GroupedRun:
+    """The tensors of one run as it goes, and what is kept of them."""
+
+    def __init__(self, job: LayerJob):
+        cfg = job.cfg
+        self.cfg, self.source, self.device, self.dtype = cfg, job.source, job.device, job.dtype
+        self.w, self.layout, self.work, self.clock = job.weights(), job.layout, job.work, job.clock
+        layout = self.layout
+        stage_ids = tuple(s.id for s in grouped_stages(cfg))
+        self.stored: dict[str, dict[str, np.ndarray]] = {s: {} for s in stage_ids}
+        self.norms: list[float] = []
+        self.blind_rows = np.zeros(cfg.T, dtype=bool)  # rows that see no key
+        if not layout.full:
+            # the shown rows may span several compute blocks; each block fills its slice
+            shown = (1, cfg.H, layout.rows[1] - layout.rows[0], cfg.S)
+            self.stored[StageId.scores]["scores"] = np.empty(shown, np.float32)
+            self.stored[StageId.softmax]["weights"] = np.empty(shown, np.float32)
+
+    def notes(self) -> tuple[str, ...]:
+        notes = list(mask_notes(self.cfg)) + list(position_notes(self.cfg))
+        if not self.layout.full:
+            r0, r1 = self.layout.rows
+            notes.append(f"showing batch element {self.layout.show_batch} and query rows {r0}–{r1 - 1} "
+                         f"of {self.cfg.T:,}; the whole batch was computed")
+        blind = int(self.blind_rows.sum())
+        if blind:
+            notes.append(f"{blind} query rows see no key under this mask; their weights are "
+                         "shown as 0 instead of NaN (softmax of nothing is undefined)")
+        return tuple(notes)
+
+    def run_batch(self, batch: range) -> None:
+        """Every stage for the batch elements in ``batch``."""
+        cfg, w, bias = self.cfg, self.w, self.cfg.bias
+        nb, T, S, H, Hkv, dk, D = len(batch), cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.d_model
+        self.work.check()
+        x_in, xkv_in = self.source.inputs(cfg, batch, self.device, self.dtype)  # [nb, T, D], [nb, S, D]
+        self.clock.tick(StageId.input)
+        x = add_positions(x_in, cfg)
+        xkv = add_positions(xkv_in, cfg, seed_salt=1) if cfg.is_cross else x
+        if cfg.positions_spec.added_to_input:
+            self.clock.tick(StageId.positions)
+        q = linear(x, w["W_Q"], w.get("b_Q") if bias else None, self.work)  # [nb, T, D]
+        k = linear(xkv, w["W_K"], w.get("b_K") if bias else None, self.work)  # [nb, S, Hkv*d_k]
+        v = linear(xkv, w["W_V"], w.get("b_V") if bias else None, self.work)  # [nb, S, Hkv*d_k]
+        self.clock.tick(StageId.project)
+        qh = q.view(nb, T, H, dk)  # [nb, T, H, d_k]
+        kh = k.view(nb, S, Hkv, dk)  # [nb, S, Hkv, d_k]
+        vh = v.view(nb, S, Hkv, dk)  # [nb, S, Hkv, d_k]
+        self.clock.tick(StageId.view)
+        q_t, k_t = qh.transpose(1, 2), kh.transpose(1, 2)  # [nb, H, T, d_k], [nb, Hkv, S, d_k]
+        vt = vh.transpose(1, 2)  # [nb, Hkv, S, d_k]
+        self.clock.tick(StageId.transpose)
+        qt, kt = rotate_qk(q_t, k_t, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
+        if cfg.positions_spec.rotates_qk:
+            self.clock.tick(StageId.rope)
+        ctx = self._attention(batch, qt, kt, vt)  # [nb, H, T, d_k]
+        self.work.check()
+        back = ctx.transpose(1, 2)  # [nb, T, H, d_k], not contiguous
+        merged = back.contiguous().view(nb, T, D)  # [nb, T, D]: the first real copy
+        self.clock.tick(StageId.merge)
+        y = linear(merged, w["W_O"], w.get("b_O") if bias else None, self.work)  # [nb, T, D]
+        self.clock.tick(StageId.output)
+        self.norms.extend(float(torch.linalg.vector_norm(y[i].float())) for i in range(nb))
+        if self.layout.keeps(batch):
+            self._keep(x_in, xkv_in, q, k, v, ctx, merged, y)
+            self._keep_positions(x_in, x, xkv_in, xkv, qt, kt)
+
+    def _attention(self, batch: range, qt, kt, vt) -> torch.Tensor:
+        """Scores, softmax and weighted sum, one block of query rows at a time."""
+        cfg, layout = self.cfg, self.layout
+        nb, H, T, dk = qt.shape
+        S = kt.shape[2]
+        spec, scale = cfg.mask_spec, 1.0 / math.sqrt(dk)
+        # [nb, Hkv, S, d_k], read by every block; one element's heads need no copy to be batched
+        k_c, v_c = (kt, vt) if nb == 1 else (kt.contiguous(), vt.contiguous())
+        whole = layout.row_blocks == ((0, T),)  # one block: its context is the whole context
+        ctx = None if whole else torch.empty(nb, H, T, dk, device=self.device, dtype=self.dtype)
+        keep = layout.keeps(batch)
+        most = nb * H * max(r1 - r0 for r0, r1 in layout.row_blocks) * S
+        buffers = None if whole else tuple(
+            torch.empty(most, device=self.device, dtype=self.dtype) for _ in range(2))  # [cells]
+        for r0, r1 in layout.row_blocks:
+            self.work.check()
+            hidden, blind = block_mask(spec, r0, r1, T, S, self.device)
+            self.blind_rows[r0:r1] = blind
+            scores, weights, context = attend_rows(qt[:, :, r0:r1], k_c, v_c, hidden, blind, scale,
+                                                   self.clock.tick, buffers)  # [nb, H, r, S|d_k]
+            if whole:
+                ctx = context  # [nb, H, T, d_k]
+            else:
+                ctx[:, :, r0:r1] = context
+            if layout.full:
+                self.stored[StageId.scores]["scores"] = host(scores)
+                self.stored[StageId.softmax]["weights"] = host(weights)
+            elif keep and layout.rows[0] <= r0 and r1 <= layout.rows[1]:
+                window = slice(r0 - layout.rows[0], r1 - layout.rows[0])
+                self.stored[StageId.scores]["scores"][:, :, window] = host(scores)
+                self.stored[StageId.softmax]["weights"][:, :, window] = host(weights)
+            del scores, weights, context, hidden  # before the next block's are made
+            self.work.advance(nb * H * (r1 - r0) * S * (4 * dk + 6))
+        return ctx
+
+    def _keep_positions(self, x_in, x, xkv_in, xkv, qt, kt) -> None:
+        """The positions step's tensors: PE and X + PE, or Q and K after RoPE."""
+        cfg, s = self.cfg, self.stored
+        if cfg.positions_spec.added_to_input:
+            s[StageId.positions] = {"PE": host(position_table(x_in, x)), "X": host(x)}
+            if cfg.is_cross:
+                s[StageId.positions]["X_kv"] = host(xkv)
+        if cfg.positions_spec.rotates_qk:
+            s[StageId.rope] = {"Q": host(qt), "K": host(kt)}
+
+    def _keep(self, x, xkv, q, k, v, ctx, merged, y) -> None:
+        """Host copies of what the views show; view and transpose are numpy views
+        of the projections' copies, as they are views in torch."""
+        cfg, s = self.cfg, self.stored
+        nb, T, S, H, Hkv, dk = x.shape[0], cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k
+        s[StageId.input]["X"] = host(x)
+        if cfg.is_cross:
+            s[StageId.input]["X_kv"] = host(xkv)
+        hq, hk, hv = host(q), host(k), host(v)
+        s[StageId.project] = {"Q": hq, "K": hk, "V": hv}
+        views = {"Q": hq.reshape(nb, T, H, dk), "K": hk.reshape(nb, S, Hkv, dk),  # [nb, T|S, H|Hkv, d_k]
+                 "V": hv.reshape(nb, S, Hkv, dk)}
+        s[StageId.view] = views
+        s[StageId.transpose] = {n: a.transpose(0, 2, 1, 3) for n, a in views.items()}  # [nb, H|Hkv, T|S, d_k]
+        hctx = host(ctx)
+        s[StageId.weighted_sum]["context"] = hctx
+        s[StageId.merge] = {"context": hctx.transpose(0, 2, 1, 3), "merged": host(merged)}  # [nb, T, H, d_k]
+        s[StageId.output]["Y"] = host(y)
+
+
+# Decoding, tiles and the full pass they are checked against --------------------------------
+
+
+def project_heads(cfg, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.Tensor):
+    """Q [B, H, T, d_k] from x and K, V [B, Hkv, S, d_k] from xkv."""
+    B, T, S, H, Hkv, dk = x.shape[0], x.shape[1], xkv.shape[1], cfg.H, cfg.Hkv, cfg.d_k
+    q = F.linear(x, w["W_Q"], w.get("b_Q"))  # [B, T, H·d_k]
+    k = F.linear(xkv, w["W_K"], w.get("b_K"))  # [B, S, Hkv·d_k]
+    v = F.linear(xkv, w["W_V"], w.get("b_V"))  # [B, S, Hkv·d_k]
+    qh = q.view(B, T, H, dk).transpose(1, 2)  # [B, H, T, d_k]
+    kh = k.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
+    vh = v.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
+    return qh, kh, vh
+
+
+def layer_tensors(cfg, source) -> LayerTensors:
+    """The source's weights (nn.Linear layout) and input X [B, T, D], X_kv [B, S, D], float32 CPU."""
+    w = source.weights(cfg, "cpu", torch.float32)
+    x, xkv = source.inputs(cfg, range(cfg.batch), "cpu", torch.float32)  # [B, T, D], [B, S, D]
+    return LayerTensors(w, x, xkv)
+
+
+def attention_inputs(cfg, tensors: LayerTensors):
+    """Q [B, H, T, d_k], K and V [B, Hkv, S, d_k] as the scores read them (RoPE applied)."""
+    x = add_positions(tensors.x, cfg)
+    xkv = add_positions(tensors.x_kv, cfg, seed_salt=1) if cfg.is_cross else x
+    q, k, v = project_heads(cfg, tensors.weights, x, xkv)
+    q, k = rotate_qk(q, k, cfg)  # RoPE by position, else unchanged
+    return q, k, v
+
+
+def full_pass(cfg, tensors: LayerTensors) -> np.ndarray:
+    """One full pass of the layer with torch's SDPA and the config's mask: Y [B, T, D]."""
+    B, T, D, g = cfg.batch, cfg.T, cfg.d_model, cfg.group_size
+    visible = cfg.mask_spec.visible(0, T, T, cfg.S)
+    with torch.no_grad():
+        q, k, v = attention_inputs(cfg, tensors)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
+        ctx = F.scaled_dot_product_attention(
+            q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+            attn_mask=None if visible is None else torch.from_numpy(visible))  # [B, H, T, d_k]
+        y = F.linear(ctx.transpose(1, 2).reshape(B, T, D), tensors.weights["W_O"],
+                     tensors.weights.get("b_O"))  # [B, T, D]
+    return y.numpy()
+
+
+def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> DecodeRun:
+    """The prompt pass and ``steps`` generation steps of the sequence ``full`` (its decode
+    config), float32 on the CPU, with a K and V cache [B, Hkv, kept, d_k]."""
+    w = tensors.weights
+    x = add_positions(tensors.x, full)  # [B, L, D]: the engine's added positions, if any
+    spec, length = full.mask_spec, full.T
+    B, D, Hkv, dk = full.batch, full.d_model, full.Hkv, full.d_k
+    scale = 1.0 / math.sqrt(dk)
+    k_cache = torch.empty(B, Hkv, 0, dk)  # [B, Hkv, kept, d_k]
+    v_cache = torch.empty(B, Hkv, 0, dk)
+    cached = np.zeros(0, dtype=np.int64)  # the position of each cached token
+    results = []
+    with torch.no_grad():
+        for t in range(steps + 1):
+            p0, p1 = step_rows(t, prompt)
+            q, k_new, v_new = project_heads(full, w, x[:, p0:p1], x[:, p0:p1])
+            if full.positions_spec.rotates_qk:  # each token turned once, by its place in the sequence
+                pos = torch.arange(p0, p1)
+                q, k_new = apply_rope(q, pos), apply_rope(k_new, pos)
+            k_cache = torch.cat([k_cache, k_new], dim=2)  # [B, Hkv, kept + n, d_k]
+            v_cache = torch.cat([v_cache, v_new], dim=2)
+            cached = np.concatenate([cached, np.arange(p0, p1)])
+            visible = visible_rows(spec, p0, p1, length, cached)  # [n, keys]
+            scores, weights, context = attend_cache(q, k_cache, v_cache, visible, scale)
+            merged = context.transpose(1, 2).reshape(B, p1 - p0, D)  # [B, n, D]
+            y = F.linear(merged, w["W_O"], w.get("b_O"))  # [B, n, D]
+            keep = kept_after(spec, p1, cached)  # a sliding window forgets what no later row sees
+            scored = tuple(int(p) for p in cached)
+            k_cache, v_cache = k_cache[:, :, keep], v_cache[:, :, keep]  # [B, Hkv, kept, d_k]
+            cached = cached[keep]
+            results.append(StepResult(
+                t, (p0, p1), tuple(int(p) for p in cached), y.numpy().copy(),
+                scores[show].numpy().copy(), weights[show].numpy().copy(), scored))
+    return DecodeRun(full, prompt, tuple(results), k_cache[show].numpy().copy(), v_cache[show].numpy().copy())
