@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 
 from mha_explorer.cli.common import add_config_flags, config_from_args, fail, whole_number
 from mha_explorer.core.config import ConfigError, MHAConfig
@@ -23,6 +24,7 @@ TABLE_TAIL_ROWS = 6
 
 
 NAME = "decode"
+CHECK_TOLERANCE = 1e-4  # float32 rows of one layer: a real difference is far larger
 
 
 def add_layer_flags(p: argparse.ArgumentParser) -> None:
@@ -135,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
             report["max_abs_diff_vs_full"] = _check(cfg, args.prompt, args.steps)
     except ConfigError as exc:
         return fail(exc.message)
+    if args.check and not report["max_abs_diff_vs_full"] <= CHECK_TOLERANCE:  # NaN fails too
+        print(f"mha-explorer: error: the decoded steps differ from one full causal pass by "
+              f"{report['max_abs_diff_vs_full']:.3g} (more than {CHECK_TOLERANCE:g})", file=sys.stderr)
+        return 1
     with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
         print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
