@@ -17,8 +17,9 @@ from mha_explorer.cli.common import (
     one_line,
 )
 from mha_explorer.console import emit, report_io_error
+from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.specs.export import parse_formats, parse_size, parse_stages
-from mha_explorer.core.stages.catalog import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGES
 from mha_explorer.core.system.interrupts import deferred_interrupt
 
 NAME = "export"
@@ -32,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "shapes.md, params.csv and params.md. Runs without a display.")
     add_config_flags(p, inherit=True)
     p.add_argument("--stage", dest="export_stage", default="all", metavar="ID",
-                   help=f"'all' (the default) or one of: {', '.join(STAGE_IDS)}")
+                   help="'all' (the default: every stage the config has, in order, positions, "
+                   f"RoPE and a latent family's own steps included) or one of: {', '.join(STAGES)}")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="folder to write into (made if missing)")
     p.add_argument("--size", default="1920x1080", metavar="WxH",
@@ -72,9 +74,9 @@ def _headless() -> None:
 def run(args: argparse.Namespace) -> int:
     stages, size, formats, out = _choices(args)
     config = config_from_args(args)
-    if config.mla:  # the stage pictures are drawn for the nine MHA stages only, so far
-        return fail("export draws the MHA/GQA/MQA stages; latent attention has no pictures yet "
-                    "(its shapes and arithmetic: mha-explorer shapes --attention mla)")
+    if stages != "all" and not build_plan(config).has_stage(stages[0]):
+        return fail(f"argument --stage: this configuration has no {stages[0]} stage; it has "
+                    + ", ".join(build_plan(config).stage_ids))
     _headless()
     from mha_explorer.core.engine import runner as engine  # torch: only once the flags are known to be good
     from mha_explorer.core.plan.memory import MemoryBudgetError

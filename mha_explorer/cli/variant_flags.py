@@ -16,7 +16,7 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.specs.positions import POSITION_KINDS
 from mha_explorer.core.variants.registry import FAMILIES, KINDS, family_named, variant_fields
 
-ATTENTION_CHOICES = tuple(kind.lower() for kind in KINDS)  # mha, gqa, mqa, mla
+ATTENTION_CHOICES = tuple(kind.lower() for kind in KINDS)  # every family's members, lower case
 POSITION_CHOICES = POSITION_KINDS
 
 

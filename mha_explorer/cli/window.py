@@ -11,15 +11,14 @@ import argparse
 
 from mha_explorer.cli.common import THEME_NAMES, config_from_args
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.stages.catalog import STAGE_IDS
-from mha_explorer.core.text.tables import STAGE_LABELS
+from mha_explorer.core.stages.catalog import CLASSIC, STAGES
 
 
 def add_window_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stage", choices=tuple(STAGE_LABELS), metavar="STAGE",
-                        help=f"the stage to open on: {', '.join(STAGE_IDS)}, or a step the "
-                        "config adds (positions, rope; under MLA q_project, kv_compress, "
-                        "kv_expand, heads); one it lacks opens its nearest counterpart")
+    added = [s for s in STAGES if s not in CLASSIC]
+    parser.add_argument("--stage", choices=tuple(STAGES), metavar="STAGE",
+                        help=f"the stage to open on: {', '.join(CLASSIC)}, or a step a config "
+                        f"adds ({', '.join(added)}); one it lacks opens its nearest counterpart")
     parser.add_argument("--present", action="store_true",
                         help="start in presentation mode: full screen, projector-sized type, "
                         "advanced controls tucked away (F11 or Esc leaves)")

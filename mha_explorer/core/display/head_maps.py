@@ -15,12 +15,13 @@ import numpy as np
 
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
 from mha_explorer.core.models.patterns import row_entropy_bits
+from mha_explorer.core.stages.catalog import STAGES, Maps, StageId
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
 
-ATTENTION_STAGES = ("scores", "softmax")  # T×S matrices, windowed to trace.rows
-SPLIT_TENSOR_STAGES = ("project", "view", "transpose")  # Q, K or V can be chosen
+# T×S matrices, windowed to trace.rows
+ATTENTION_STAGES = tuple(s for s, d in STAGES.items() if d.maps is Maps.ATTENTION)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def symmetric_levels(arrays) -> tuple[float, float]:
 
 def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:
     """Per query head, the mean entropy in bits of the shown attention rows."""
-    weights = trace.tensors["softmax"]["weights"][trace.batch_slot(batch)]  # [H, r, S]
+    weights = trace.tensors[StageId.softmax]["weights"][trace.batch_slot(batch)]  # [H, r, S]
     r0, r1 = trace.rows
     keep = ~np.asarray(trace.masked_rows[r0:r1], dtype=bool)
     return tuple(row_entropy_bits(weights[h], keep) for h in range(weights.shape[0]))
@@ -183,11 +184,12 @@ def build_stage_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q",
     (windowed mode).
     """
     pick = _Pick(trace, stage, batch, trace.batch_slot(batch))
-    if stage in ATTENTION_STAGES:
+    kind = STAGES[StageId(stage)].maps
+    if kind is Maps.ATTENTION:
         return _attention_maps(pick, entropies, stretch_weights)
-    if stage == "weighted_sum":
+    if kind is Maps.CONTEXT:
         return _context_maps(pick)
-    if stage in ("view", "transpose"):
+    if kind is Maps.SPLIT:
         return _split_maps(pick, tensor)
     return _matrix_maps(pick, tensor)
 
@@ -198,7 +200,7 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     trace, cfg, stage = pick.trace, pick.cfg, pick.stage
     T, S, H = cfg.T, cfg.S, cfg.H
     tkv = tuple(trace.tokens_kv)
-    name = "scores" if stage == "scores" else "weights"
+    name = "scores" if stage == StageId.scores else "weights"
     if name not in pick.stored:
         return pick.empty(f"this trace kept no {name} to draw (the engine stored none for "
                           f"{_rows_note(*trace.rows, T)})")
@@ -206,7 +208,7 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     r0, r1 = trace.rows
     rows_note = _rows_note(r0, r1, T) + " (windowed: exact rows for what is shown)" \
         if trace.mode == "windowed" else f"all {T:,} query rows"
-    if stage == "scores":
+    if stage == StageId.scores:
         arrays = [_image(np.where(np.isneginf(block[h]), np.float32(np.nan), block[h]))
                   for h in range(H)]
         levels = symmetric_levels(arrays)
@@ -251,10 +253,10 @@ def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
     cfg, stage = pick.cfg, pick.stage
     T, S, dk = cfg.T, cfg.S, cfg.d_k
     src = pick.stored[tensor][pick.slot]  # view: [T|S, H|Hkv, d_k]; transpose: [H|Hkv, T|S, d_k]
-    heads = src.shape[1] if stage == "view" else src.shape[0]
-    arrays = [_image(src[:, h] if stage == "view" else src[h]) for h in range(heads)]
+    heads = src.shape[1] if stage == StageId.view else src.shape[0]
+    arrays = [_image(src[:, h] if stage == StageId.view else src[h]) for h in range(heads)]
     levels = symmetric_levels(arrays)
-    how = ("view: the same numbers read as heads, no copy" if stage == "view"
+    how = ("view: the same numbers read as heads, no copy" if stage == StageId.view
            else "transpose: heads moved in front, strides swapped, no copy")
     if tensor == "Q":
         caption = (f"Q per head (T × d_k = {T:,} × {dk}), {pick.note} · {how} · colour "
@@ -279,10 +281,10 @@ def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
     cfg, stage = pick.cfg, pick.stage
     T, dk = cfg.T, cfg.d_k
     tq, tkv = tuple(pick.trace.tokens_q), tuple(pick.trace.tokens_kv)
-    if stage == "input":
+    if stage == StageId.input:
         name, rows_kind, labels, lines = "X", "token", tq, ()
         what = f"X, the token vectors (T × D = {T:,} × {cfg.d_model})"
-    elif stage == "project":
+    elif stage == StageId.project:
         name = tensor
         rows_kind, labels = ("query", tq) if tensor == "Q" else ("key", tkv)
         width = cfg.d_model if tensor == "Q" else cfg.kv_dim
@@ -291,7 +293,7 @@ def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
         plus_b = f" + b_{tensor}" if cfg.bias else ""
         what = (f"{tensor} = {src}·W_{tensor}ᵀ{plus_b} ({len(labels):,} × {width}); dashed "
                 f"lines: where view will cut it into heads of d_k = {dk}")
-    elif stage == "merge":
+    elif stage == StageId.merge:
         name, rows_kind, labels = "merged", "query", tq
         lines = tuple(float(c) - 0.5 for c in range(dk, cfg.d_model, dk))
         what = (f"merged heads (T × D = {T:,} × {cfg.d_model}); dashed lines: head boundaries "

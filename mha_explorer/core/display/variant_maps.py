@@ -15,26 +15,23 @@ import numpy as np
 
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps, build_stage_maps, symmetric_levels
+from mha_explorer.core.stages.catalog import STAGES, Maps, StageId, is_stage
+from mha_explorer.core.variants.registry import family_of
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
 
-CLASSIC_STAGES = ("input", "project", "view", "transpose", "scores", "softmax", "weighted_sum",
-                  "merge", "output")
-MLA_CLASSIC_STAGES = ("input", "scores", "softmax", "weighted_sum", "output")
 UNBATCHED = ("PE",)  # the same for every batch element: stored without the batch dim
-CHOICE_STAGES = ("rope", "heads")  # Q, K or V picks the per-head tensor shown
 
 
 def is_variant_stage(trace: Trace, stage: str) -> bool:
-    """Whether ``stage`` of ``trace`` is drawn here rather than by head_maps."""
-    if trace.config.mla:
-        return stage not in MLA_CLASSIC_STAGES
-    return stage not in CLASSIC_STAGES
+    """Whether ``stage`` of ``trace`` is drawn here (whatever the stage stored) rather than
+    by head_maps in the classic layout: the family says which of its stages keep that layout."""
+    return STAGES[StageId(stage)].maps is Maps.STORED or stage not in family_of(trace.config).classic_maps
 
 
 def offers_tensor_choice(stage: str) -> bool:
-    return stage in ("project", "view", "transpose", *CHOICE_STAGES)
+    return is_stage(stage) and STAGES[StageId(stage)].tensor_choice
 
 
 def stage_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q",
@@ -58,7 +55,7 @@ def _per_head_choice(stored: dict[str, np.ndarray], tensor: str, stage: str) -> 
     """The per-head tensor to show: the first whose name starts with the chosen letter,
     else the first per-head one. Merge's 4-D context is [nb, T, H, d_v], heads second:
     the merged matrix says the same, so it is left out."""
-    if stage == "merge":
+    if stage == StageId.merge:
         return None
     per_head = [n for n, a in stored.items() if a.ndim == 4 and n not in UNBATCHED]
     for name in per_head:

@@ -1,7 +1,8 @@
 """The KV cache of one layer written out (``kv_formula``), and of the same model under each
 attention variant side by side (no torch).
 
-For the config's D, H, head widths, S, B and dtype: MHA, GQA, MQA, MLA and a sliding window, each
+For the config's D, H, head widths, S, B and dtype: MHA, GQA, MQA, every other family's own cache
+and a sliding window, each
 as bytes per token, per sequence and per batch, for one layer and (given the layer count)
 for the whole model. The window row keeps the config's own kind of K/V and caches at most
 W (+ global) tokens per sequence.
@@ -23,7 +24,7 @@ KV_COMPARE_HEADER = ("variant", "setting", "per token (formula)", "bytes per tok
 
 @dataclass(frozen=True)
 class KVRow:
-    variant: str  # "MHA", "GQA", "MQA", "MLA", "window"
+    variant: str  # a kind of attention ("MHA", "GQA", ...) or "window"
     setting: str  # e.g. "Hkv = 2", "r_kv = 512, d_r = 64", "W = 4096, as GQA"
     formula: str
     per_token: int  # bytes, one layer

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mha_explorer.core.stages.catalog import STAGE_IDS
+from mha_explorer.core.stages.catalog import CLASSIC, STAGES
 
 FORMATS = ("png", "svg")
 DEFAULT_SIZE = (1920, 1080)
@@ -36,18 +36,20 @@ def parse_formats(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chosen))  # in the order given, once each
 
 
-def parse_stages(text: str) -> tuple[str, ...]:
-    """'all' -> every stage id; one id -> that stage; ValueError otherwise."""
+def parse_stages(text: str) -> str | tuple[str, ...]:
+    """'all' (every stage the config has, variants' included) or one stage id as a tuple;
+    ValueError otherwise. Whether the config has that stage is checked with its plan."""
     if text == "all":
-        return STAGE_IDS
-    if text in STAGE_IDS:
+        return "all"
+    if text in STAGES:
         return (text,)
-    raise ValueError(f"'{text}' is not 'all' or a stage ({', '.join(STAGE_IDS)})")
+    raise ValueError(f"'{text}' is not 'all' or a stage ({', '.join(STAGES)})")
 
 
-def stage_stem(stage: str) -> str:
-    """'scores' -> '05-scores': files sort in the order of the stages."""
-    return f"{STAGE_IDS.index(stage) + 1:02d}-{stage}"
+def stage_stem(stage: str, stage_ids: tuple[str, ...] = CLASSIC) -> str:
+    """'scores' -> '05-scores': numbered in the config's own list of stages (``stage_ids``, the
+    nine of plain attention by default), so the files sort as the stages run."""
+    return f"{tuple(stage_ids).index(stage) + 1:02d}-{stage}"
 
 
 def check_folder(folder: str | os.PathLike) -> Path:

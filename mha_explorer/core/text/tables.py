@@ -14,17 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mha_explorer.core.plan.build import Plan
+from mha_explorer.core.stages.catalog import STAGES, label
 from mha_explorer.core.units import format_bytes, format_count
 
-# Short names of the stages, as the stage buttons and the tables show them.
-STAGE_LABELS = {
-    "input": "input", "project": "project", "view": "view", "transpose": "transpose",
-    "scores": "QKᵀ", "softmax": "softmax", "weighted_sum": "A·V", "merge": "merge",
-    "output": "W_O",
-    # positions and latent attention (the plan puts these in where they apply)
-    "positions": "+ PE", "rope": "RoPE", "q_project": "Q proj", "kv_compress": "c_KV",
-    "kv_expand": "K, V up", "heads": "heads", "absorb_q": "absorb",
-}
+# Short names of the stages, as the stage buttons and the tables show them (the catalog's).
+STAGE_LABELS = {stage: d.label for stage, d in STAGES.items()}
 SHAPE_COLUMNS = ("Stage", "Tensor", "Dims", "Shape", "Strides", "Contiguous", "FLOPs", "New memory")
 
 SHAPE_HEADER = ("stage", "tensor", "dims", "shape", "strides", "contiguous", "allocates",
@@ -48,7 +42,7 @@ class ShapeRow:
 
 def stage_label(index: int, stage_id: str) -> str:
     """'5 QKᵀ': the stage's number and short name."""
-    return f"{index + 1} {STAGE_LABELS.get(stage_id, stage_id)}"
+    return f"{index + 1} {label(stage_id)}"
 
 
 def is_attention_matrix(dims: tuple[str, ...]) -> bool:

@@ -1,8 +1,9 @@
 """What every kind of attention answers, and the small records its answers are made of (no torch).
 
 A family of attention (``grouped``: MHA, GQA and MQA, told apart by the key/value heads;
-``latent``: MLA) is one object. The config asks it for its rules and fields, the plan for its
-stages, parameters and KV cache, the engine for the module that computes it, the reference
+``latent``: multi-head latent attention) is one object. The config asks it for its rules and
+fields, the plan for its stages, parameters and KV cache, the engine for the module that
+computes it, the reference
 code for its listing, the decode and tile plans for their per-step arithmetic. Nothing else
 branches on which family a config belongs to.
 
@@ -82,7 +83,7 @@ class AttentionFamily:
 
     key: str  # "grouped" or "latent"
     title: str  # for people: the form's group title, the About text
-    kinds: tuple[str, ...]  # what people call its members: "MHA", "GQA", "MQA"; "MLA"
+    kinds: tuple[str, ...]  # what people call its members, e.g. "MHA", "GQA", "MQA"
     kind_tips: dict[str, str]
     fields: tuple[VariantField, ...] = ()
     switch: str | None = None  # the config's on/off field for it; None for the default family

@@ -190,7 +190,7 @@ class DecodeView(SteppedView):
         p.setPen(ink(self))
         text(p, QRectF(rect.left(), rect.top(), LABEL_PX - 8, half),
              f"head {self._head}: 1 × {n} scores", Qt.AlignmentFlag.AlignRight)
-        text(p, QRectF(rect.left(), rect.top() + half, LABEL_PX - 8, half), "softmax",
+        text(p, QRectF(rect.left(), rect.top() + half, LABEL_PX - 8, half), "its softmax",
              Qt.AlignmentFlag.AlignRight)
         rect = rect.adjusted(LABEL_PX, 0, 0, 0)
         last_seen = self._indexs[-1]["seen_tokens"]

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.head_maps import StageMaps, top_keys
 from mha_explorer.core.display.variant_maps import stage_maps
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.nesting import nested
 
@@ -130,7 +131,7 @@ class HeadDialog(QDialog):
 
     def _fill_queries(self, trace: Trace) -> None:
         """Queries whose attention rows the trace keeps; the choice survives refreshes."""
-        weights = trace.tensors.get("softmax", {}).get("weights")
+        weights = trace.tensors.get(StageId.softmax, {}).get("weights")
         self.top_box.setVisible(weights is not None and self.maps.shows_query_heads)
         if weights is None:
             return
@@ -158,8 +159,8 @@ class HeadDialog(QDialog):
         if trace is None or query is None or not self.maps or not self.maps.shows_query_heads:
             return []
         at = (trace.batch_slot(self.controller.batch_index), self.index, query - trace.rows[0])
-        weights = trace.tensors["softmax"]["weights"][at]  # [S]
-        scores = trace.tensors["scores"].get("scores")
+        weights = trace.tensors[StageId.softmax]["weights"][at]  # [S]
+        scores = trace.tensors[StageId.scores].get("scores")
         visible = np.isfinite(scores[at]) if scores is not None else None  # -inf: masked
         return top_keys(weights, self.k_spin.value(), visible)
 

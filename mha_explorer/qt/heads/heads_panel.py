@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
@@ -240,7 +241,7 @@ class HeatmapPanel(QWidget):
         split = offers_tensor_choice(stage) and not self._figure_only
         self.tensor_label.setVisible(split)
         self.tensor_combo.setVisible(split)
-        self.stretch_check.setVisible(stage == "softmax" and not self._figure_only)
+        self.stretch_check.setVisible(stage == StageId.softmax and not self._figure_only)
         self.batch_label.setVisible(not self._figure_only)
         self.batch_spin.setVisible(not self._figure_only)
         trace = self.controller.trace
@@ -276,7 +277,7 @@ class HeatmapPanel(QWidget):
 
     def _cached_entropies(self, trace: Trace, b: int, stage: str) -> tuple[float, ...] | None:
         """Entropies cost a log per attention cell: once per trace and batch element."""
-        if stage != "softmax" or "weights" not in trace.tensors["softmax"]:
+        if stage != StageId.softmax or "weights" not in trace.tensors[StageId.softmax]:
             return None
         if self._entropy_key[0] is not trace or self._entropy_key[1] != b:
             self._entropies = head_entropies(trace, b)  # IndexError: element not kept

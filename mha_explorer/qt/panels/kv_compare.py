@@ -1,5 +1,5 @@
 """The KV cache of this model size under each attention variant, side by side, for the
-Parameters & memory dock: MHA, GQA, MQA, MLA and a sliding window, in bytes per token,
+Parameters & memory dock: MHA, GQA, MQA, the latent family's cache and a sliding window, in bytes per token,
 per sequence and per batch (and for the whole model when a preset gives the layer count).
 
 The numbers are core/kv_compare.py's; this widget only lays them out. A bar in each row
@@ -105,7 +105,8 @@ class KVCompareTable(QWidget):
                     item.setFont(font)
                 if c == len(COLUMNS) - 1:
                     item.setFont(QFont("monospace", item.font().pointSize()))
-                    item.setToolTip("bytes per sequence against MHA's (the window and MLA save here)")
+                    item.setToolTip("bytes per sequence against MHA's "
+                                    "(a window and a latent cache save here)")
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         self.table.setCurrentCell(-1, -1)  # nothing to select or edit: no focus frame on a cell

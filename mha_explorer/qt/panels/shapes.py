@@ -174,7 +174,7 @@ class ShapesModel(QAbstractTableModel):
         return [r for r, row in enumerate(self._rows) if row.stage_index == stage_index]
 
     def row_of(self, stage_id: str, tensor: str) -> int:
-        """The row of a stage's tensor, e.g. row_of('view', 'Q')."""
+        """The row of a stage's tensor, e.g. row_of(StageId.view, 'Q')."""
         stage_index = self._stage_ids.index(stage_id)
         for r, row in enumerate(self._rows):
             if row.stage_index == stage_index and row.texts[COL["Tensor"]] == tensor:
@@ -335,7 +335,7 @@ class ShapesTable(QTableView):
 
     # for tests and export ------------------------------------------------------------
     def cell_text(self, stage_id: str, tensor: str, column: str) -> str:
-        """What the table shows, e.g. cell_text('view', 'Q', 'Shape') -> '2 × 6 × 4 × 16'."""
+        """What the table shows, e.g. cell_text(StageId.view, 'Q', 'Shape') -> '2 × 6 × 4 × 16'."""
         row = self.shapes_model.row_of(stage_id, tensor)
         return self.shapes_model.index(row, COL[column]).data()
 

@@ -1,5 +1,5 @@
 """The attention variants as a compact group of controls: K/V kind (MHA, GQA, MQA follow the
-key/value heads; MLA has its own sizes), the sparse mask and the positions.
+key/value heads; another family has its own sizes), the sparse mask and the positions.
 
 Every edit goes through ``Controller.update`` (core/edits.py), so the rules are the
 config's own; a mistake in one of these fields is shown here, inline, with its fixes
@@ -51,7 +51,7 @@ def kind_changes(kind: str, cfg: MHAConfig) -> dict[str, Any]:
 
 
 def fix_text(suggestion: dict[str, Any]) -> str:
-    """{'mla': True} -> 'turn latent attention on'; {'window': None} -> 'clear window'."""
+    """{'causal': True} -> 'turn causal on'; {'window': None} -> 'clear window'."""
     words, plain = [], {}
     for name, value in suggestion.items():
         label = FIELD_LABELS.get(name, name)

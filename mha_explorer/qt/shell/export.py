@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder
+from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder, stage_stem
 from mha_explorer.core.system.interrupts import checkpoint
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.text.tables import write_tables
@@ -178,7 +178,7 @@ class StageExporter:
         """``NN-stage.png|svg`` (the stage view) and ``NN-stage-heads.png|svg`` (the maps)."""
         self.controller.set_stage(stage)
         QApplication.processEvents()  # let the views redraw for the stage
-        stem = plan_stage_stem(self.controller.plan.stage_ids, stage)
+        stem = stage_stem(stage, self.controller.plan.stage_ids)
         title = self.controller.plan.stage(stage).title
         written = []
         for sheet, name, what in ((self._stage, stem, title),
@@ -191,12 +191,6 @@ class StageExporter:
                 else:
                     written.append(write_svg(sheet, path, what))
         return written
-
-
-def plan_stage_stem(stage_ids: tuple[str, ...], stage: str) -> str:
-    """'scores' -> '05-scores' for MHA: numbered in the config's own order of stages, so
-    the files sort as the stages run (positions and RoPE steps included)."""
-    return f"{stage_ids.index(stage) + 1:02d}-{stage}"
 
 
 def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int = 0,

@@ -14,6 +14,8 @@ from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
+from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.variants.registry import FAMILIES, family_of
 from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
@@ -29,15 +31,15 @@ if TYPE_CHECKING:
 MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
 
 BUILDERS = {
-    "input": build_input,
-    "project": build_project,
-    "view": build_view,
-    "transpose": build_transpose,
-    "scores": build_scores,
-    "softmax": build_softmax,
-    "weighted_sum": build_weighted_sum,
-    "merge": build_merge,
-    "output": build_output,
+    StageId.input: build_input,
+    StageId.project: build_project,
+    StageId.view: build_view,
+    StageId.transpose: build_transpose,
+    StageId.scores: build_scores,
+    StageId.softmax: build_softmax,
+    StageId.weighted_sum: build_weighted_sum,
+    StageId.merge: build_merge,
+    StageId.output: build_output,
 }
 
 
@@ -67,7 +69,7 @@ class StageDiagram(QGraphicsView):
         self._scene_floor = 0.0  # the type floor in scene points, for the current zoom
         self._transition = Transition(self._scene, self)
         # stages the classic drawings do not know (positions, RoPE, every stage of latent
-        # attention, whose plan has no "project"/"view"/"transpose") are drawn generically
+        # attention, whose plan has no classic projection, view or transpose) are drawn generically
         self.generic = GenericStageView(self)
         self.generic.setAutoFillBackground(True)
         self.generic.hide()
@@ -140,7 +142,10 @@ class StageDiagram(QGraphicsView):
 
     def uses_generic(self, stage: str) -> bool:
         """Whether ``stage`` is drawn by the generic view rather than the classic builders."""
-        return self._controller.config.mla or is_generic(stage) or stage not in BUILDERS
+        cfg = self._controller.config
+        # the classic drawings show the default family's tensors; another family's stages
+        # (latent attention's wider keys, its latent cache) are drawn from its own plan
+        return family_of(cfg) is not FAMILIES[0] or is_generic(stage) or stage not in BUILDERS
 
     def _build(self, stage: str) -> list:
         if self._show_generic(stage):

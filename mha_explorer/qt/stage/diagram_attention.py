@@ -12,6 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF
 
 from mha_explorer.core.display.diagram import head_matrix, hidden_from
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage import diagram_tokens as tokens
@@ -75,7 +76,7 @@ def scores_note(ctx: StageContext) -> str:
     cfg = ctx.config
     first = (f"One {cfg.T:,}×{cfg.S:,} grid per head and sequence (B·H = {cfg.batch * cfg.H:,} "
              f"grids); each cell is a dot product of {cfg.d_k:,} numbers.")
-    return "\n".join([first, *ctx.plan.stage("scores").notes])
+    return "\n".join([first, *ctx.plan.stage(StageId.scores).notes])
 
 
 def softmax_note(ctx: StageContext) -> str:
@@ -83,7 +84,7 @@ def softmax_note(ctx: StageContext) -> str:
     hidden = hidden_from(ctx.config)
     if hidden is not None and 0 in hidden:
         words += " A row that sees no key is all 0 (not NaN)."
-    return "\n".join([words, *ctx.plan.stage("softmax").notes])
+    return "\n".join([words, *ctx.plan.stage(StageId.softmax).notes])
 
 
 def weighted_note(ctx: StageContext) -> str:
@@ -92,7 +93,7 @@ def weighted_note(ctx: StageContext) -> str:
              f"[{cfg.S:,}×{cfg.d_k:,}] = [{cfg.T:,}×{cfg.d_k:,}] per head.")
     if cfg.Hkv != cfg.H:
         words += f" Query heads 0–{cfg.group_size - 1} all read this V head."
-    return "\n".join([words, *ctx.plan.stage("weighted_sum").notes])
+    return "\n".join([words, *ctx.plan.stage(StageId.weighted_sum).notes])
 
 
 def note_room(ctx: StageContext) -> float:
@@ -255,9 +256,9 @@ def build_scores(c: Composer) -> None:
     c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="")  # its caption names the head
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
-    _grid(c, cross.result, "scores", "scores")
+    _grid(c, cross.result, StageId.scores, "scores")
     tokens.draw(c, cross.result, bands)
-    spec = ctx.plan.stage("scores").tensor("scores")
+    spec = ctx.plan.stage(StageId.scores).tensor("scores")
     c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
     right = cross.result.right() + style.GAP + 4
     stacked = 2 * (chip_height() + 4) + 8 + text_height(20) <= cross.result.height() + 4
@@ -290,8 +291,8 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
 def build_softmax(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     rect = scores_cross(ctx).result
-    spec = ctx.plan.stage("softmax").tensor("weights")
-    _grid(c, rect, "softmax", "weights")
+    spec = ctx.plan.stage(StageId.softmax).tensor("weights")
+    _grid(c, rect, StageId.softmax, "weights")
     bands = token_bands(ctx)
     tokens.draw(c, rect, bands)
     dims = ctx.plan.dims
@@ -310,7 +311,7 @@ def build_weighted_sum(c: Composer) -> None:
     cross = weighted_cross(ctx)
     dims = ctx.plan.dims
     head = _head_word(ctx)
-    _grid(c, cross.left, "softmax", "weights")
+    _grid(c, cross.left, StageId.softmax, "weights")
     bands = token_bands(ctx)
     tokens.draw(c, cross.left, bands)
     c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
@@ -321,7 +322,7 @@ def build_weighted_sum(c: Composer) -> None:
              show_left=False)
     c.text("V.h0.caption", f"V  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
-    spec = ctx.plan.stage("weighted_sum").tensor("context")
+    spec = ctx.plan.stage(StageId.weighted_sum).tensor("context")
     c.tensor("C.h0", spec, cross.result, rows=["T"], cols=["d_k"], fill=c.ink.result_fill,
              show_left=False, show_top=False, tag=f"h{ctx.head}")
     _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())

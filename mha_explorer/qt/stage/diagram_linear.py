@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_compose import (
     Composer,
@@ -117,7 +118,7 @@ def bottom_note(c: Composer, key: str, text: str) -> None:
 def build_input(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     k = linear_k(ctx)
-    stage = ctx.plan.stage("input")
+    stage = ctx.plan.stage(StageId.input)
     sD, sT, sS = (style.side(n, k) for n in (cfg.d_model, cfg.T, cfg.S))
     heights = [sT, sS] if cfg.is_cross else [sT]
     centres = row_centres(ctx, heights)
@@ -164,7 +165,7 @@ def project_layout(ctx: StageContext):
 
 def build_project(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    stage = ctx.plan.stage("project")
+    stage = ctx.plan.stage(StageId.project)
     col, centres = project_layout(ctx)
     k = col.k
     sD, sT, sS = (style.side(n, k) for n in (cfg.d_model, cfg.T, cfg.S))
@@ -174,7 +175,7 @@ def build_project(c: Composer) -> None:
         sources.append(("X_kv", "S", sS, (centres[1] + centres[2]) / 2))
     feeds = {"X": [0, 1, 2] if not cfg.is_cross else [0], "X_kv": [1, 2]}
     for key, rows_dim, h, cy in sources:
-        c.tensor(key, ctx.plan.stage("input").tensor(key), QRectF(col.x_src, cy - h / 2, sD, h),
+        c.tensor(key, ctx.plan.stage(StageId.input).tensor(key), QRectF(col.x_src, cy - h / 2, sD, h),
                  rows=[rows_dim], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
                  caption_room=(col.x_src - left_width(ctx) + style.GAP, col.x_src + sD + OP_W - 24))
         for row in feeds[key]:
@@ -205,11 +206,11 @@ def build_output(c: Composer) -> None:
     col = columns(ctx, k)
     sD, sT = style.side(cfg.d_model, k), style.side(cfg.T, k)
     cy = row_centres(ctx, row_heights(ctx, k, ["T"]))[0]
-    c.tensor("merged", ctx.plan.stage("merge").tensor("merged"), QRectF(col.x_src, cy - sT / 2, sD, sT),
+    c.tensor("merged", ctx.plan.stage(StageId.merge).tensor("merged"), QRectF(col.x_src, cy - sT / 2, sD, sT),
              rows=["T"], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
              caption_room=(col.x_src - left_width(ctx) + style.GAP, _left_of_times(col)))
     _weight_row(c, col, cy, name="O", out_dim="D", result_key="Y",
-                result_spec=ctx.plan.stage("output").tensor("Y"), rows_dim="T", origin="merged")
+                result_spec=ctx.plan.stage(StageId.output).tensor("Y"), rows_dim="T", origin="merged")
     bottom_note(c, "note", f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}: "
                             "the same shape as the input, ready for the next layer.")
 
@@ -244,7 +245,7 @@ def slice_items(c: Composer, key: str, rect: QRectF, count: int, *, grouped_by: 
 
 def build_view(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    stage, before = ctx.plan.stage("view"), ctx.plan.stage("project")
+    stage, before = ctx.plan.stage(StageId.view), ctx.plan.stage(StageId.project)
     col, centres = project_layout(ctx)
     k = col.k
     shared = cfg.Hkv != cfg.H

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_compose import (
@@ -90,13 +91,13 @@ def _strides_width(ctx: StageContext) -> float:
         return ", ".join(f"\u00a0{s:,}\u00a0" for s in strides)  # a space either side
 
     lines = [f"strides ({chips(ctx.plan.stage(sid).tensor(n).strides)})"
-             for sid in ("view", "transpose") for n in "QKV"]
+             for sid in (StageId.view, StageId.transpose) for n in "QKV"]
     return max(text_width(line, 16, True) for line in lines) + 16
 
 
 def build_transpose(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    view, stage = ctx.plan.stage("view"), ctx.plan.stage("transpose")
+    view, stage = ctx.plan.stage(StageId.view), ctx.plan.stage(StageId.transpose)
     dims = ctx.plan.dims
     left = max(left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)]),
                left_room([("B", cfg.batch), ("Hkv", cfg.Hkv)], []))
@@ -166,7 +167,7 @@ def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float) -> None:
 
 def build_merge(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    stage = ctx.plan.stage("merge")
+    stage = ctx.plan.stage(StageId.merge)
     back, merged = stage.tensor("context"), stage.tensor("merged")
     copies = merged.allocates
     left = left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T)])

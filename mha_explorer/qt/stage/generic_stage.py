@@ -1,5 +1,5 @@
-"""A generic drawing for stages beyond the classic nine ("positions", "rope", latent
-attention's "q_project", "kv_compress", "kv_expand", "heads", "absorb_q", ...): the
+"""A generic drawing for the stages without a diagram of their own (positions, RoPE, the
+steps of latent attention; the catalog's ``drawn``): the
 stage's title, formula and explanation, then one block per tensor of the plan with a
 chip per named dim, new tensors solid and views dashed.
 
@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from mha_explorer.core.display.colors import dim_color, ink_on
-from mha_explorer.core.stages.catalog import STAGE_IDS
+from mha_explorer.core.stages.catalog import STAGES, StageId, is_stage
 from mha_explorer.core.stages.records import Stage
 from mha_explorer.core.units import format_bytes
 
@@ -69,7 +69,7 @@ def stage_blocks(stage: Stage) -> list[Block]:
 
 def is_generic(stage_id: str) -> bool:
     """Whether the classic diagram has no drawing of its own for ``stage_id``."""
-    return stage_id not in STAGE_IDS
+    return not (is_stage(stage_id) and STAGES[StageId(stage_id)].drawn)
 
 
 class GenericStageView(QWidget):

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mha_explorer.core.display.head_maps import ATTENTION_STAGES
 from mha_explorer.core.display.scaling import scaling_numbers
+from mha_explorer.core.stages.catalog import StageId
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
     from mha_explorer.core.stages.trace import Trace
 
-SCALING_STAGES = ("scores", "softmax")
+SCALING_STAGES = ATTENTION_STAGES  # where the scores divided by √d_k are on screen
 MAX_SENTENCE_CHARS = 400  # a projector line or four; the rest is "…"
 
 
@@ -34,7 +36,7 @@ def scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str:
     from the scores the trace keeps for the shown sequence."""
     if trace is None or stage not in SCALING_STAGES:
         return ""
-    scores = trace.tensors.get("scores", {}).get("scores")
+    scores = trace.tensors.get(StageId.scores, {}).get("scores")
     if scores is None:
         return ""
     try:

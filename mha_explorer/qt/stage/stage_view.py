@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
@@ -220,7 +221,7 @@ class StageView(QWidget):
         stage = c.plan.stage(c.stage)
         count = len(c.plan.stages)
         self.counter.setText(f"Stage {c.stage_index + 1} of {count}  ·  {c.config.variant}")
-        self._show_rope_plot(c.stage == "rope")
+        self._show_rope_plot(c.stage == StageId.rope)
         self.title.setText(stage.title)
         self.formula.setText(stage.formula)
         self.explanation.setText(stage.explanation)
@@ -235,7 +236,8 @@ class StageView(QWidget):
         self.head_spin.blockSignals(False)
         for widget in (self.head_label, self.head_spin):
             widget.setVisible(cfg.H > 1 and not self._figure_only)
-        self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if c.stage == "input" else "")
+        on_input = c.stage == StageId.input
+        self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if on_input else "")
         self._set_note(self.scaling, scaling_note(c.current_trace, c.stage, c.batch_index))
 
     @staticmethod

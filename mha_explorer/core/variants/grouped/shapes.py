@@ -209,7 +209,7 @@ def _output_stage(cfg) -> Stage:
 
 
 def _rope_stage(cfg) -> Stage:
-    """Stage "rope", after "transpose": Q and K turned head by head."""
+    """The RoPE stage, right after the transpose: Q and K turned head by head."""
     B, T, S, H, Hkv, dk, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.elem_bytes
     return Stage(
         StageId.rope, "Rotate Q and K by position (RoPE)", ROPE_FORMULA,

@@ -1,0 +1,58 @@
+"""``export --stage all`` draws every stage the config has, in its order and named by stage id:
+each preset and each variant (positions, RoPE, windows, latent attention's own steps)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_explorer import cli
+from mha_explorer.cli.common import config_from_args
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.config.presets import PRESETS, get_preset
+from mha_explorer.core.plan.build import build_plan
+from mha_explorer.core.specs.export import stage_stem
+
+VARIANTS = {
+    "gqa sinusoidal": ["--d-model", "32", "--heads", "4", "--kv-heads", "2", "--positions", "sinusoidal"],
+    "mqa rope window": ["--d-model", "32", "--heads", "4", "--kv-heads", "1", "--positions", "rope",
+                        "--causal", "--window", "3"],
+    "learned positions": ["--d-model", "32", "--heads", "2", "--positions", "learned"],
+    "mla rope": ["--d-model", "32", "--heads", "4", "--attention", "mla", "--positions", "rope"],
+    "mla query latent": ["--d-model", "32", "--heads", "4", "--attention", "mla", "--q-lora-rank", "8"],
+}
+SMALL = ["--seq", "4", "--batch", "1"]
+
+
+def _export(tmp_path, argv: list[str]) -> list[str]:
+    out = tmp_path / "out"
+    rc = cli.main(["export", "--out", str(out), "--format", "png", "--size", "640x360",
+                   "--no-tables", *SMALL, *argv])
+    assert rc == 0
+    return sorted(p.name for p in out.iterdir())
+
+
+def _expected(cfg: MHAConfig) -> list[str]:
+    ids = build_plan(cfg).stage_ids
+    return sorted(f"{stage_stem(s, ids)}{part}.png" for s in ids for part in ("", "-heads"))
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_exports_each_of_its_stages(tmp_path, name, capsys):
+    written = _export(tmp_path, ["--preset", name])
+    cfg = get_preset(name).apply(MHAConfig(seq=4, batch=1))
+    assert written == _expected(cfg)
+    for number, stage in enumerate(build_plan(cfg).stage_ids, start=1):  # numbered in the plan's order
+        assert f"{number:02d}-{stage}.png" in written and f"{number:02d}-{stage}-heads.png" in written
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_every_variant_exports_each_of_its_stages(tmp_path, name, capsys):
+    written = _export(tmp_path, VARIANTS[name])
+    cfg = config_from_args(cli.build_parser().parse_args([*SMALL, *VARIANTS[name]]))
+    assert written == _expected(cfg)
+
+
+def test_a_stage_the_config_lacks_is_one_line(tmp_path, capsys):
+    rc = cli.main(["export", "--out", str(tmp_path / "o"), "--stage", "rope", *SMALL])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "no rope stage" in err
