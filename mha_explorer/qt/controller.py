@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.edits import apply_edits
@@ -21,7 +21,8 @@ from mha_explorer.core.stages.catalog import carry_stage
 from mha_explorer.core.stages.trace import Trace, current_trace
 from mha_explorer.core.text.tables import STAGE_LABELS
 from mha_explorer.qt.budget import BudgetMixin
-from mha_explorer.qt.worker import ComputeRequest, ComputeWorker, RunFunction
+from mha_explorer.qt.compute import ComputeRequest, RunFunction, run_engine, warm_up
+from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, Jobs
 
 DEBOUNCE_MS = 150
 SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # stages per second
@@ -43,12 +44,10 @@ class Controller(BudgetMixin, QObject):
     head_changed = Signal(int)  # the query head the stage view shows
     engine_loaded = Signal(float)
     status_changed = Signal(str)
-    _request = Signal(object)
-    _warm_up = Signal()
 
     def __init__(self, config: MHAConfig | None = None, *, budget_bytes: int | None = None,
                  run: RunFunction | None = None, parent: QObject | None = None) -> None:
-        """``run`` replaces the engine call on the worker thread (see worker.run_engine)."""
+        """``run`` replaces the engine call on the jobs' thread (see compute.run_engine)."""
         super().__init__(parent)
         self._config = config or MHAConfig()
         self._plan = build_plan(self._config)
@@ -61,7 +60,6 @@ class Controller(BudgetMixin, QObject):
         self._rows_from = 0
         self._budget = budget_bytes
         self.settings_warnings: list[str] = []  # bad environment values, said beside every result
-        self._request_id = 0
         self._computing = False
 
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -71,17 +69,13 @@ class Controller(BudgetMixin, QObject):
         self._play.setTimerType(Qt.TimerType.PreciseTimer)  # a coarse timer drifts by 5 %
         self._play.timeout.connect(self._advance)
 
-        self._thread = QThread(self)
-        self._thread.setObjectName("mha-explorer-compute")
-        self._worker = ComputeWorker(run)
-        self._worker.moveToThread(self._thread)
-        self._request.connect(self._worker.compute)
-        self._warm_up.connect(self._worker.warm_up)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.cancelled.connect(self._on_cancelled)
-        self._worker.progressed.connect(self._on_progress)
-        self._worker.engine_loaded.connect(self.engine_loaded)
+        # every torch job of the window runs on this one thread, newest request of a kind wins
+        self.jobs = Jobs(self)
+        self._run = run or run_engine
+        self.jobs.done.connect(self._on_done)
+        self.jobs.failed.connect(self._on_failed)
+        self.jobs.cancelled.connect(self._on_cancelled)
+        self.jobs.progressed.connect(self._on_progress)
         self._started = False
 
     # lifecycle ---------------------------------------------------------------
@@ -92,29 +86,21 @@ class Controller(BudgetMixin, QObject):
         if self._started:
             return
         self._started = True
-        self._thread.start()
-        self._warm_up.emit()
+        self.jobs.start()
+        self.jobs.submit(JobKind.warm_up, warm_up)
         if compute:
             self.request_compute(immediate=True)
 
     def shutdown(self) -> None:
-        """Cancel any run and stop the thread; safe to call twice."""
+        """Cancel every job and stop the thread; safe to call twice. Each job stops between
+        pieces, so this waits about half a second at most (qt/jobs.py SHUTDOWN_WAIT_MS)."""
         self._play.stop()
         self._debounce.stop()
-        self._request_id += 1
-        self._worker.supersede(self._request_id)
-        if self._thread.isRunning():
-            self._thread.quit()
-            self._thread.wait()
-
-    @property
-    def worker_thread(self) -> QThread:
-        """The thread where torch runs; other jobs (qt/side_jobs.py) share it."""
-        return self._thread
+        self.jobs.shutdown()
 
     def is_running(self) -> bool:
         """Whether the compute thread is alive (started and not yet shut down)."""
-        return self._thread.isRunning()
+        return self.jobs.is_running()
 
     # config --------------------------------------------------------------------
     @property
@@ -195,8 +181,7 @@ class Controller(BudgetMixin, QObject):
         """Compute the current config: at once when the worker is idle and no edit
         came in the last DEBOUNCE_MS, else once the edits pause (a trailing debounce),
         so a single edit is fast and a dragged slider does not queue a run per step."""
-        self._request_id += 1
-        self._worker.supersede(self._request_id)  # cancels a run in flight
+        self.jobs.cancel(JobKind.trace)  # a run in flight stops between its pieces
         if not self._started:
             return
         quiet = not self._debounce.isActive() and not self._computing
@@ -215,17 +200,20 @@ class Controller(BudgetMixin, QObject):
     def _send_request(self) -> None:
         self._computing = True
         self.compute_started.emit()
-        self._request.emit(ComputeRequest(
-            self._request_id, self._config, show_batch=self._batch_index,
-            show_rows_from=self._rows_from, budget_bytes=self._request_budget(),
-        ))
+        request = ComputeRequest(self._config, show_batch=self._batch_index, show_rows_from=self._rows_from,
+                                 budget_bytes=self._request_budget())
+        self.jobs.submit(JobKind.trace, self._compute, request, cancellable=True)
 
-    def _on_finished(self, request_id: int, trace: Trace) -> None:
-        if request_id != self._request_id:
-            return  # stale: a newer edit is on its way
-        self._computing = False
-        self._trace = trace
-        self.trace_ready.emit(trace)
+    def _compute(self, request: ComputeRequest, *, cancel, progress) -> Trace:
+        return self._run(request, cancel, progress)  # on the jobs' thread
+
+    def _on_done(self, done: JobDone) -> None:
+        if done.kind == JobKind.warm_up:
+            self.engine_loaded.emit(done.result)
+        elif done.kind == JobKind.trace:  # only the newest request's answer gets here
+            self._computing = False
+            self._trace = done.result
+            self.trace_ready.emit(done.result)
 
     def show_trace(self, trace: Trace) -> None:
         """Show a trace computed elsewhere (the CLI's export runs the engine itself, on
@@ -233,34 +221,33 @@ class Controller(BudgetMixin, QObject):
         in flight would have delivered. Raises ValueError for another config's trace."""
         if current_trace(trace, self._config) is None:
             raise ValueError("the trace belongs to another configuration")
-        self._request_id += 1
-        self._worker.supersede(self._request_id)  # a late result must not replace it
+        self.jobs.cancel(JobKind.trace)  # a late result must not replace it
         self._debounce.stop()
         self._pending = False
         self._computing = False
         self._trace = trace
         self.trace_ready.emit(trace)
 
-    def _on_failed(self, request_id: int, message: str) -> None:
-        if request_id not in (0, self._request_id):
-            return
-        self._computing = False
-        self.trace_failed.emit(message)
+    def _on_failed(self, failed: JobFailed) -> None:
+        if failed.kind == JobKind.warm_up:  # a broken torch install must not kill the window
+            self.trace_failed.emit(f"could not load torch: {failed.message}")
+        elif failed.kind == JobKind.trace:
+            self._computing = False
+            self.trace_failed.emit(failed.message)
 
-    def _on_cancelled(self, request_id: int) -> None:
-        if request_id == self._request_id:
+    def _on_cancelled(self, job: Job) -> None:
+        if job.kind == JobKind.trace and job.id == self.jobs.latest(JobKind.trace):
             self._computing = False
 
-    def _on_progress(self, request_id: int, fraction: float) -> None:
-        if request_id == self._request_id:
-            self.compute_progressed.emit(fraction)
+    def _on_progress(self, progress: JobProgress) -> None:
+        if progress.kind == JobKind.trace:
+            self.compute_progressed.emit(progress.fraction)
 
     def cancel(self) -> None:
         """Stop the run in flight; the last trace stays on screen."""
         self._debounce.stop()
         self._pending = False
-        self._request_id += 1
-        self._worker.supersede(self._request_id)
+        self.jobs.cancel(JobKind.trace)
         self._computing = False
         self.compute_cancelled.emit()
         self.status_changed.emit("computation cancelled")

@@ -209,7 +209,9 @@ def test_invalid_variant_combinations_are_one_line_naming_the_fields(command, ar
     assert fragment in message
 
 
-def test_export_of_latent_attention_says_so_in_one_line(tmp_path):
-    message = assert_one_line_error(*run_main(["export", "--attention", "mla", "--d-model", "16", "--heads",
-                                               "2", "--seq", "3", "--out", str(tmp_path / "out")]))
-    assert "latent attention" in message and not (tmp_path / "out").exists()
+def test_export_of_latent_attention_draws_its_own_stages(tmp_path):
+    rc, out, err = run_main(["export", "--attention", "mla", "--d-model", "16", "--heads", "2", "--seq", "3",
+                             "--format", "png", "--size", "640x360", "--out", str(tmp_path / "out")])
+    assert rc == 0 and err == ""
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"03-kv_compress.png", "04-kv_expand.png", "05-heads.png"} <= names  # the latent steps

@@ -14,7 +14,7 @@ import torch
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.memory import MemoryBudgetError
-from mha_explorer.qt.worker import run_engine
+from mha_explorer.qt.compute import run_engine
 
 TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch's first import on a slow machine
 

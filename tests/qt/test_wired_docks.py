@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, QUrl
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.models.minilm.files import is_available
 from mha_explorer.qt.panels import weights as weights_module
-from mha_explorer.qt.side_jobs import SideJobs
 
 AVAILABLE, WHY = is_available()
 needs_package = pytest.mark.skipif(not AVAILABLE, reason=WHY)
@@ -135,9 +134,9 @@ def test_the_tiles_tab_follows_the_config(make_window, qtbot):
 
 def test_a_side_job_answer_that_came_too_late_is_dropped(make_controller, qtbot):
     c = make_controller(wait=False)
-    jobs = SideJobs(c.worker_thread)
+    jobs = c.jobs
     answers = []
-    jobs.done.connect(lambda kind, result: answers.append((kind, result)))
+    jobs.done.connect(lambda done: answers.append((done.kind, done.result)))
     jobs.submit("count", lambda n: n, 1)
     jobs.submit("count", lambda n: n, 2)
     with qtbot.waitSignal(jobs.done, timeout=WAIT_MS):

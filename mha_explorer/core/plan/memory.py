@@ -55,7 +55,6 @@ class BudgetSettingError(ConfigError):
         shown = value if len(value) <= 40 else value[:37] + "..."
         super().__init__("memory", f"{BUDGET_ENV}={shown!r} {why}; write e.g. 4G, 512M or 1000000 "
                          "(bytes), or leave it unset for half the free memory")
-        self.variable = BUDGET_ENV
         self.value = value
 
 

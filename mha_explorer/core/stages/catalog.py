@@ -99,14 +99,6 @@ CLASSIC = (_S.input, _S.project, _S.view, _S.transpose, _S.scores, _S.softmax, _
 STAGE_IDS = CLASSIC  # the name the tests and older callers know
 
 
-def stage_def(stage: str) -> StageDef:
-    """The definition of ``stage``; ValueError naming the known ids for anything else."""
-    try:
-        return STAGES[StageId(stage)]
-    except ValueError:
-        raise ValueError(f"no stage {stage!r}; stages are {', '.join(STAGES)}") from None
-
-
 def is_stage(stage: object) -> bool:
     return isinstance(stage, str) and stage in STAGES
 

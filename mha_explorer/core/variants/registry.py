@@ -57,10 +57,6 @@ def variant_fields() -> tuple[VariantField, ...]:
     return tuple(f for family in FAMILIES for f in family.fields)
 
 
-def field_owner(name: str) -> AttentionFamily | None:
-    return next((family for family in FAMILIES if any(f.name == name for f in family.fields)), None)
-
-
 def check_families(cfg: MHAConfig) -> None:
     """Every family's rules (each refuses its own fields set on another family's config)."""
     owner = family_of(cfg)

@@ -1,7 +1,7 @@
 """The Generation dock: the KV cache growing step by step, and attention in tiles.
 
 Fed from the current config: the decode steps and the tiles are computed on the
-worker thread (core.generation_data through qt.side_jobs) and arrive as numpy
+worker thread (core.display.generation through qt.jobs) and arrive as numpy
 and dicts. With a view focused, the stage keys step it instead of the stages:
 Right/PageDown next, Left/PageUp back, Home and End, Space plays and pauses.
 """
@@ -15,15 +15,16 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QTabWidget, QVBoxLa
 
 from mha_explorer.qt.decode.decode_view import DecodeView
 from mha_explorer.qt.decode.tiles_view import TilesView
+from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
     from mha_explorer.qt.controller import Controller
-    from mha_explorer.qt.side_jobs import SideJobs
+    from mha_explorer.qt.jobs import Jobs
 
-DECODE_JOB = "decode"
-TILES_JOB = "tiles"
+DECODE_JOB = JobKind.decode
+TILES_JOB = JobKind.tiles
 PLAY_MS = 700
 DEBOUNCE_MS = 150  # as the controller waits for edits to pause
 STEP_KEYS = {Qt.Key.Key_Right: "next", Qt.Key.Key_PageDown: "next", Qt.Key.Key_Down: "next",
@@ -70,7 +71,7 @@ class _Stepper:
 
 
 class GenerationPanel(QWidget):
-    def __init__(self, controller: Controller, jobs: SideJobs, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: Controller, jobs: Jobs, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("generation_panel")
         self._controller = controller
@@ -167,7 +168,8 @@ class GenerationPanel(QWidget):
             self._jobs.submit(TILES_JOB, _tiles, c.config, (self.br_spin.value(), self.bc_spin.value()))
         self._wanted.clear()
 
-    def _on_done(self, kind: str, result: object) -> None:
+    def _on_done(self, done: JobDone) -> None:
+        kind, result = done.kind, done.result
         if not isinstance(result, dict):
             return
         if kind == DECODE_JOB:
@@ -179,9 +181,10 @@ class GenerationPanel(QWidget):
             if result["notes"]:
                 self.note.setText(" ".join(result["notes"]))
 
-    def _on_failed(self, kind: str, message: str) -> None:
-        if kind in (DECODE_JOB, TILES_JOB):
-            self.note.setText(f"{'Decode' if kind == DECODE_JOB else 'Tiles'} not computed: {message}")
+    def _on_failed(self, failed: JobFailed) -> None:
+        if failed.kind in (DECODE_JOB, TILES_JOB):
+            what = "Decode" if failed.kind == DECODE_JOB else "Tiles"
+            self.note.setText(f"{what} not computed: {failed.message}")
 
     # stepping ------------------------------------------------------------------------
     def current_view(self) -> QWidget:

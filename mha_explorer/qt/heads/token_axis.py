@@ -164,10 +164,6 @@ class TokenAxis(pg.AxisItem):
         stop = min(self._first + len(self._labels), math.floor(hi) + 1)
         return range(start, max(start, stop))
 
-    def labels_fit(self, lo: float, hi: float, size: float) -> bool:
-        shown = self._visible(lo, hi)
-        return bool(self._labels) and len(shown) * self._label_px <= size
-
     def tickValues(self, minVal: float, maxVal: float, size: float):
         """Every position when its label fits, else every 2nd, 5th, 10th, …: token
         names whenever the axis has them (thinned, never overprinted), else numbers."""

@@ -23,6 +23,7 @@ from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
 from mha_explorer.qt.shell.compute_gate import ComputeGate
+from mha_explorer.qt.shell.docks import DockShell
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
@@ -66,7 +67,8 @@ class MainWindow(QMainWindow):
         controller.trace_ready.connect(self._build_heatmaps)
         self.status_view = StatusBarView(controller, self.statusBar())
 
-        self.docks: dict[str, QDockWidget] = {}
+        self.shell = DockShell(self)  # every dock is made and held there
+        self.docks = self.shell.docks
         self._dock("stages", "Stages", self.stepper, Qt.DockWidgetArea.TopDockWidgetArea)
         self._dock("controls", "Configuration", config_page(self), Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("heatmaps", "Heads", self._heads_placeholder, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -80,7 +82,6 @@ class MainWindow(QMainWindow):
         self.help_dialog: HelpDialog | None = None
         self._presenter = Presenter(self)
         self._default_layout_pending = False
-        self._bare_titles: dict[str, QWidget] = {}
         app = QApplication.instance()
         self._app_look = (app.palette(), app.styleSheet())  # given back when the window closes
         self._theme = theme_named(prefs.value("theme", DEFAULT_THEME) if prefs else DEFAULT_THEME)
@@ -89,7 +90,6 @@ class MainWindow(QMainWindow):
         self.actions: dict[str, QAction] = {}
         self.compute_gate = ComputeGate(self)  # a costly restored config waits to be asked for
         build_menus(self)
-        self._describe_dock_buttons()
         self.describe_qt_parts()
         self.set_theme(self._theme, remember=False)
         self.set_reduced_motion(prefs.value("reduced_motion", False, bool) if prefs else False,
@@ -102,28 +102,7 @@ class MainWindow(QMainWindow):
 
     # layout --------------------------------------------------------------------
     def _dock(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{key}")  # saveState needs stable names
-        dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(area, dock)
-        self.docks[key] = dock
-        return dock
-
-    def _describe_dock_buttons(self) -> None:
-        """Qt's own float and close buttons on each dock's title bar carry no names."""
-        for dock in self.docks.values():
-            title = dock.windowTitle().replace("&&", "&")
-            direct = Qt.FindChildOption.FindDirectChildrenOnly
-            for button in dock.findChildren(QAbstractButton, options=direct):
-                float_button = "float" in button.objectName()
-                verb = "Float" if float_button else "Close"
-                button.setAccessibleName(f"{verb} the {title} panel")
-                button.setToolTip(f"Detach the {title} panel into a window of its own"
-                                  if float_button else
-                                  f"Hide the {title} panel (View menu or Alt+number brings it back)")
+        return self.shell.add(key, title, widget, area)
 
     def describe_qt_parts(self) -> None:
         """Name the buttons Qt makes on its own (the menu bar's overflow arrow, the
@@ -150,21 +129,8 @@ class MainWindow(QMainWindow):
     def apply_presentation_layout(self, area: QRect | None = None) -> None:
         layouts.apply_presentation(self, area or self.geometry(), HIDDEN_DOCKS)
 
-    @property
-    def presenter(self) -> Presenter:
-        """Its ``screen_area`` may be replaced to stand for another screen."""
-        return self._presenter
-
     def set_title_bars(self, visible: bool) -> None:
-        """Show the docks' title bars, or swap in empty ones (presentation mode: no
-        dragging panels about in front of a class, and the room goes to the stage)."""
-        for key, dock in self.docks.items():
-            if visible:
-                dock.setTitleBarWidget(None)
-            else:
-                if key not in self._bare_titles:
-                    self._bare_titles[key] = QWidget(dock)
-                dock.setTitleBarWidget(self._bare_titles[key])
+        self.shell.set_title_bars(visible)
 
     def sizeHint(self) -> QSize:
         return QSize(1280, 720)

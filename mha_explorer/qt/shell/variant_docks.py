@@ -80,7 +80,7 @@ class LabDock:
         self.placeholder = QLabel("The head lab loads when this panel is first shown…")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)  # never wider than the dock it waits in
-        self.dock = window._dock("lab", "Lab", self.placeholder, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.dock = window.shell.add("lab", "Lab", self.placeholder, Qt.DockWidgetArea.BottomDockWidgetArea)
         # a tab is shown for a moment while the window arranges its docks: build only
         # when the lab is still in sight once the event loop comes back
         self.dock.visibilityChanged.connect(

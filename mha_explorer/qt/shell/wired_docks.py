@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, QTimer
 
 from mha_explorer.qt.decode.generation_panel import GenerationPanel
 from mha_explorer.qt.panels.weights import WeightsPanel
-from mha_explorer.qt.side_jobs import SideJobs
 from mha_explorer.qt.trained.layers_panel import LayersPanel
 
 if TYPE_CHECKING:
@@ -31,16 +30,16 @@ WIRED_DOCKS = ("weights", "layers", "generation")
 
 def add_wired_docks(window: MainWindow) -> None:
     c = window.controller
-    window.side_jobs = SideJobs(c.worker_thread, window)
     window.weights_panel = WeightsPanel(c, window.controls)
-    window.layers_panel = LayersPanel(c, window.side_jobs, open_head=lambda h: window.heatmaps.open_head(h))
-    window.generation_panel = GenerationPanel(c, window.side_jobs)
+    window.layers_panel = LayersPanel(c, c.jobs, open_head=lambda h: window.heatmaps.open_head(h))
+    window.generation_panel = GenerationPanel(c, c.jobs)
     left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
-    window._dock("weights", "Weights", window.weights_panel, left)
-    window._room_before = None
+    shell = window.shell
+    shell.add("weights", "Weights", window.weights_panel, left)
+    shell.room_before = None
     for key, title, panel in (("layers", "Layers", window.layers_panel),
                               ("generation", "Generation", window.generation_panel)):
-        dock = window._dock(key, title, panel, bottom)
+        dock = shell.add(key, title, panel, bottom)
         dock.visibilityChanged.connect(lambda shown, k=key: _make_room(window, k, shown))
 
 
@@ -50,12 +49,13 @@ def _make_room(window: MainWindow, key: str, shown: bool) -> None:
     if not shiboken6.isValid(window):
         return  # a dock hidden while the window is being destroyed
     dock = window.docks[key]
-    if getattr(window, "_wired_placing", False) or dock.isFloating() or window.presenting:
+    shell = window.shell
+    if shell.placing or dock.isFloating() or window.presenting:
         return  # a layout being made chooses its own sizes
     h = window.height()
     if shown:
-        if window._room_before is None:
-            window._room_before = dock.height()
+        if shell.room_before is None:
+            shell.room_before = dock.height()
         share = SHORT_SCREEN_SHARE if h < SHORT_SCREEN else ROOMY_SHARE
         window.resizeDocks([dock], [max(dock.height(), int(h * share))], Qt.Orientation.Vertical)
     else:
@@ -63,11 +63,12 @@ def _make_room(window: MainWindow, key: str, shown: bool) -> None:
 
 
 def _give_back_room(window: MainWindow) -> None:
-    roomy = [window.docks[k] for k in ROOMY_DOCKS]
-    if window._room_before is None or any(d.isVisible() and not d.isFloating() for d in roomy):
+    shell = window.shell
+    roomy = [shell.docks[k] for k in ROOMY_DOCKS]
+    if shell.room_before is None or any(d.isVisible() and not d.isFloating() for d in roomy):
         return
-    window.resizeDocks([window.docks["shapes"]], [window._room_before], Qt.Orientation.Vertical)
-    window._room_before = None
+    window.resizeDocks([shell.docks["shapes"]], [shell.room_before], Qt.Orientation.Vertical)
+    shell.room_before = None
 
 
 def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = False) -> None:
@@ -75,9 +76,10 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
     d = window.docks
     if not {"weights", "layers", "generation"} <= d.keys():
         return
-    window._wired_placing = True  # until the layout's own deferred steps have run
-    window._room_before = None
-    QTimer.singleShot(PLACING_MS, lambda: setattr(window, "_wired_placing", False))
+    shell = window.shell
+    shell.placing = True  # until the layout's own deferred steps have run
+    shell.room_before = None
+    QTimer.singleShot(PLACING_MS, lambda: setattr(shell, "placing", False))
     if narrow:  # a short screen: the left column has no height to spare, so a tab
         window.tabifyDockWidget(d["controls"], d["weights"])
     else:

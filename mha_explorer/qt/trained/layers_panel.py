@@ -1,7 +1,7 @@
 """The Layers dock: every layer's heads at a glance, their pattern scores, and which
 heads matter when switched off, for the trained model.
 
-The numbers are computed on the worker thread (core.display.layers through qt.side_jobs)
+The numbers are computed on the worker thread (core.display.layers through qt.jobs)
 and arrive as typed values of numpy arrays and floats. Clicking a thumbnail opens that
 layer and head: the layer becomes the config's, the stages move to the softmax,
 and ``open_head`` (the heads panel's large view) shows the head.
@@ -18,17 +18,18 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 from mha_explorer.core.display.layers import AblationData, LayersData
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.patterns_table import PatternsTable
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
     from mha_explorer.qt.controller import Controller
-    from mha_explorer.qt.side_jobs import SideJobs
+    from mha_explorer.qt.jobs import Jobs
     from mha_explorer.qt.trained.layer_grid import LayerGrid
 
-LAYERS_JOB = "trained_layers"
-ABLATION_JOB = "trained_ablation"
+LAYERS_JOB = JobKind.layers
+ABLATION_JOB = JobKind.ablation
 IDLE_NOTE = ("Choose a trained model under Weights (" + " or ".join(m.name for m in MODELS.values())
              + ") to see every layer's heads at once, what each head does, and which heads matter.")
 
@@ -51,7 +52,7 @@ class LayersPanel(QWidget):
 
     scores_ready = Signal(int, object)
 
-    def __init__(self, controller: Controller, jobs: SideJobs,
+    def __init__(self, controller: Controller, jobs: Jobs,
                  open_head: Callable[[int], object] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("layers_panel")
@@ -147,7 +148,8 @@ class LayersPanel(QWidget):
             self.grid  # noqa: B018 - trained maps to show: build it
         self._ask_ablation()
 
-    def _on_done(self, kind: str, result: object) -> None:
+    def _on_done(self, done: JobDone) -> None:
+        kind, result = done.kind, done.result
         if kind == LAYERS_JOB and isinstance(result, LayersData):
             if (result.model, result.tokens) != self._asked_maps:
                 return
@@ -161,9 +163,9 @@ class LayersPanel(QWidget):
               and (result.model, result.layer, result.tokens) == self._asked_ablation):
             self.ranking.set_ranking(result.layer, result.rows)
 
-    def _on_failed(self, kind: str, message: str) -> None:
-        if kind in (LAYERS_JOB, ABLATION_JOB):
-            self.note.setText(f"Not computed: {message}")
+    def _on_failed(self, failed: JobFailed) -> None:
+        if failed.kind in (LAYERS_JOB, ABLATION_JOB):
+            self.note.setText(f"Not computed: {failed.message}")
 
     def _show_layer(self, layer: int) -> None:
         if self._scores is None or not 1 <= layer <= len(self._scores):

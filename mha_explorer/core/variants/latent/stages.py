@@ -205,12 +205,6 @@ def mla_absorbed_stages(cfg: MHAConfig) -> tuple[Stage, ...]:
     return tuple(stages)
 
 
-def mla_flops(cfg: MHAConfig) -> dict[str, int]:
-    """Total FLOPs of one forward pass in each form."""
-    return {"naive": sum(s.flops for s in mla_stages(cfg)),
-            "absorbed": sum(s.flops for s in mla_absorbed_stages(cfg))}
-
-
 def absorbed_weight_count(cfg: MHAConfig) -> int:
     """Numbers in the folded output matrix W_OUV [H·r_kv, D] (W_UK stays as it is)."""
     m = mla_dims(cfg)
