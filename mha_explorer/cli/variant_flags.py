@@ -26,7 +26,8 @@ def _dest(flag: str) -> str:
 
 # flag dest -> config field: each family's own sizes, then the mask
 _FAMILY_FLAGS = {_dest(f.flag): f.name for f in variant_fields()}
-_MASK_FLAGS = {"window": "window", "stride": "stride", "global_tokens": "global_tokens"}
+_MASK_FLAGS = {"window": "window", "stride": "stride", "global_tokens": "global_tokens",
+               "rope_base": "rope_base"}
 
 
 def _whole(text: str) -> int:
@@ -51,10 +52,14 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
     add("--attention", choices=ATTENTION_CHOICES,
         help="; ".join(f"{', '.join(k.lower() for k in family.kinds)}: {family.title}" for family in FAMILIES)
         + " (mha, gqa and mqa follow --kv-heads)")
-    for family in FAMILIES:  # each family's own sizes, as it describes them
+    for family in FAMILIES:  # each family's own fields, as it describes them
         for field in family.fields:
-            add(field.flag, type=_whole_or_none, metavar=field.metavar,
-                help=f"{family.kinds[0]}: {field.help} ('none' for the default)")
+            if field.kind == "bool":
+                add(field.flag, action=argparse.BooleanOptionalAction,
+                    help=f"{'/'.join(family.kinds)}: {field.help} (default off)")
+            else:
+                add(field.flag, type=_whole_or_none, metavar=field.metavar,
+                    help=f"{'/'.join(family.kinds)}: {field.help} ('none' for the default)")
     add("--window", type=_whole_or_none, metavar="W",
         help="sliding window: with --causal each query sees its last W keys (Mistral-style), "
         "without, W on each side; 'none' clears a preset's window")
@@ -62,6 +67,8 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
         help="strided/dilated: keep only keys whose distance from the query is a multiple of K")
     add("--global-tokens", type=_whole, metavar="N",
         help="the first N tokens see and are seen by every token (with --window or --stride)")
+    add("--rope-base", type=_whole_or_none, metavar="B",
+        help="RoPE's base: pair i turns by p·B^(-2i/d) (default 10000; Gemma 3's global layers 1000000)")
     add("--positions", choices=POSITION_CHOICES,
         help="none, sinusoidal or learned (added to X; learned is a seeded random table with random "
         "weights), or rope (turns Q and K after the split into heads)")

@@ -16,7 +16,7 @@ from mha_explorer.core.fixes import divisors, nearest
 from mha_explorer.core.fixes import join_words as _join
 from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.specs.masks import MaskSpec
-from mha_explorer.core.specs.positions import POSITION_KINDS, PositionsSpec
+from mha_explorer.core.specs.positions import POSITION_KINDS, ROPE_BASE, PositionsSpec
 from mha_explorer.core.specs.weights import LAB, RANDOM, WeightsSpec
 from mha_explorer.core.variants.registry import FAMILIES, kind_of, variant_fields
 
@@ -39,6 +39,7 @@ CAPS: dict[str, int] = {
     "window": 1_048_576,
     "stride": 1_048_576,
     "global_tokens": 1_048_576,
+    "rope_base": 1_000_000_000,
 } | {f.name: f.cap for f in variant_fields()}  # each family caps its own sizes
 
 # how each field is named in messages (most by their own name)
@@ -53,6 +54,7 @@ FIELD_LABELS = {name: name for name in (
     "causal_alignment": "causal alignment",
     "weights_path": "weights file",
     "global_tokens": "global tokens",
+    "rope_base": "RoPE base",
 } | {family.switch: family.title.split(" (")[0].lower() for family in FAMILIES if family.switch}
 
 
@@ -61,7 +63,7 @@ class MHAConfig:
     """One multi-head attention layer and the input it runs on.
 
     Notation: B batch, T query length, S key/value length, D d_model, H heads,
-    Hkv key/value heads, d_k = D / H.
+    Hkv key/value heads, d_k = D / H unless ``head_dim`` says otherwise.
     """
 
     d_model: int = 512
@@ -86,6 +88,10 @@ class MHAConfig:
     window: int | None = None
     stride: int | None = None
     global_tokens: int = 0
+    rope_base: int | None = None  # None: 10,000, RoPE's usual base
+    # the grouped family's own fields (core/variants/grouped): None / off by default
+    head_dim: int | None = None  # None: d_k = D / H
+    norms: bool = False  # RMSNorm on the layer's input and on each head's q and k (as Gemma 3)
     # the latent family's switch and sizes (core/variants/latent); None: derived from d_k
     mla: bool = False
     kv_lora_rank: int | None = None
@@ -116,7 +122,12 @@ class MHAConfig:
 
     @property
     def d_k(self) -> int:
-        return self.d_model // self.n_heads
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
+
+    @property
+    def q_dim(self) -> int:
+        """The queries' width, H·d_k: D itself unless the heads are set wider or narrower."""
+        return self.H * self.d_k
 
     @property
     def kv_dim(self) -> int:
@@ -148,7 +159,7 @@ class MHAConfig:
 
     @property
     def positions_spec(self) -> PositionsSpec:
-        return PositionsSpec(self.positions)
+        return PositionsSpec(self.positions, float(self.rope_base or ROPE_BASE))
 
     @property
     def weights_spec(self) -> WeightsSpec:
@@ -292,7 +303,7 @@ def _check(cfg: MHAConfig) -> None:
             "n_heads", f"{H} heads is more than d_model {D}: each head needs at least one "
             f"dimension; try {_heads(fix)}", [{"n_heads": h} for h in fix],
         )
-    if D % H:
+    if D % H and cfg.head_dim is None:  # heads of a width of their own need not divide D
         heads = nearest(head_counts, H)
         models = sorted({max(H, D - D % H), D - D % H + H} - {0})
         raise ConfigError(
@@ -335,9 +346,14 @@ def _check_variant_fields(cfg: MHAConfig) -> None:
     _check_int("layer", cfg.layer)
     if cfg.weights_path is not None and not isinstance(cfg.weights_path, str):
         raise ConfigError("weights_path", f"weights file must be a path, got {cfg.weights_path!r}")
-    for name in ("window", "stride", *(f.name for f in variant_fields())):
+    for name in ("window", "stride", *(f.name for f in variant_fields() if f.kind == "int")):
         if getattr(cfg, name) is not None:
             _check_int(name, getattr(cfg, name))
+    if cfg.rope_base is not None:
+        _check_int("rope_base", cfg.rope_base, minimum=2)
+    for name in (f.name for f in variant_fields() if f.kind == "bool"):
+        if not isinstance(getattr(cfg, name), bool):
+            raise ConfigError(name, f"{FIELD_LABELS[name]} must be true or false, got {getattr(cfg, name)!r}")
     _check_int("global_tokens", cfg.global_tokens, minimum=0)
     for switch in (family.switch for family in FAMILIES if family.switch):
         if not isinstance(getattr(cfg, switch), bool):

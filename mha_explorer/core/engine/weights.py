@@ -25,6 +25,7 @@ from mha_explorer.core.specs.weights import LAB, RANDOM
 
 WEIGHT_STD = 1.0  # times 1/sqrt(D): scores of order 1, so the maps show structure
 BIAS_STD = 0.1
+NORM_STD = 0.1  # RMSNorm scales drawn around 1
 NORMAL_CHUNK = 1 << 20  # float32 numbers drawn at once when filling a lower-precision tensor
 
 # cfg.weights -> "module:Class" of a source written elsewhere, imported on first use: every
@@ -110,16 +111,20 @@ class RandomWeights:
     def weights(self, cfg: MHAConfig, device: str, dtype: torch.dtype,
                 check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
         """``check`` is called every million numbers (a d_model of 16384 draws a billion)."""
-        D, kvD = cfg.d_model, cfg.kv_dim
-        shapes = {"W_Q": (D, D), "W_K": (kvD, D), "W_V": (kvD, D), "W_O": (D, D)}
+        D, qD, kvD = cfg.d_model, cfg.q_dim, cfg.kv_dim
+        shapes = {"W_Q": (qD, D), "W_K": (kvD, D), "W_V": (kvD, D), "W_O": (D, qD)}  # out × in
         out: dict[str, torch.Tensor] = {}
         for i, (name, shape) in enumerate(shapes.items()):
             w = fill_normal(torch.empty(shape, dtype=dtype), _generator(self.seed, 1, i),
-                            WEIGHT_STD / math.sqrt(D), check)
+                            WEIGHT_STD / math.sqrt(shape[1]), check)  # 1/√fan-in: scores of order 1
             out[name] = w.to(device)
             if cfg.bias:
                 b = fill_normal(torch.empty(shape[0], dtype=dtype), _generator(self.seed, 2, i), BIAS_STD)
                 out["b" + name[1:]] = b.to(device)
+        if cfg.norms:  # scales near 1, so a forgotten norm still shows in the numbers
+            for i, (name, width) in enumerate((("norm", D), ("q_norm", cfg.d_k), ("k_norm", cfg.d_k))):
+                scale = fill_normal(torch.empty(width, dtype=dtype), _generator(self.seed, 6, i), NORM_STD)
+                out[name] = (scale + 1).to(device)
         return out
 
     def inputs(self, cfg: MHAConfig, batch: range, device: str,
@@ -159,7 +164,8 @@ class WeightCache:
 
     @staticmethod
     def key(cfg: MHAConfig, device: str, dtype: torch.dtype) -> tuple:
-        return (cfg.weights_spec, cfg.d_model, cfg.kv_dim, cfg.H, cfg.Hkv, cfg.bias, str(dtype), device)
+        return (cfg.weights_spec, cfg.d_model, cfg.q_dim, cfg.kv_dim, cfg.H, cfg.Hkv, cfg.bias, cfg.norms,
+                str(dtype), device)
 
     def get(self, source: WeightSource, cfg: MHAConfig, device: str, dtype: torch.dtype,
             check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:

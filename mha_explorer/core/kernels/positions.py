@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from mha_explorer.core.specs.positions import rope_angles, sinusoidal_table
+from mha_explorer.core.specs.positions import ROPE_BASE, rope_angles, sinusoidal_table
 
 
 def add_sinusoidal(x: torch.Tensor, start: int = 0) -> torch.Tensor:
@@ -25,16 +25,25 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 def rope_cos_sin(positions: torch.Tensor, dim: int, dtype: torch.dtype,
-                 device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
+                 device: torch.device | str, base: float = ROPE_BASE) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin [P, dim] of the rotate-half angles for integer ``positions``."""
-    angles = torch.from_numpy(rope_angles(positions.cpu().numpy(), dim))  # [P, dim] float64
+    angles = torch.from_numpy(rope_angles(positions.cpu().numpy(), dim, base))  # [P, dim] float64
     return angles.cos().to(device, dtype), angles.sin().to(device, dtype)
 
 
-def apply_rope(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = ROPE_BASE) -> torch.Tensor:
     """x [nb, heads, L, d] turned by its tokens' ``positions`` [L]; norms are unchanged."""
-    cos, sin = rope_cos_sin(positions, x.shape[-1], x.dtype, x.device)  # [L, d], broadcast over nb, heads
+    # [L, d] each, broadcast over nb and heads
+    cos, sin = rope_cos_sin(positions, x.shape[-1], x.dtype, x.device, base)
     return x * cos + rotate_half(x) * sin
+
+
+RMS_EPS = 1e-6  # as Gemma 3 and DeepSeek normalise
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """x / rms(x) · weight over the last axis (weight: the whole scale, as the checkpoints keep it)."""
+    return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, RMS_EPS)
 
 
 def query_key_positions(T: int, S: int, offset: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -123,7 +123,8 @@ def rotate_qk(q: torch.Tensor, k: torch.Tensor, cfg) -> tuple[torch.Tensor, torc
         return q, k
     T, S = q.shape[2], k.shape[2]
     q_pos, k_pos = query_key_positions(T, S, cfg.mask_spec.offset(T, S))
-    return apply_rope(q, q_pos), apply_rope(k, k_pos)  # new tensors, same shapes
+    base = cfg.positions_spec.rope_base
+    return apply_rope(q, q_pos, base), apply_rope(k, k_pos, base)  # new tensors, same shapes
 
 
 def block_mask(spec: MaskSpec, r0: int, r1: int, T: int, S: int, device: str) -> tuple[

@@ -166,10 +166,13 @@ def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
 
 
 def _kept_elements(cfg: MHAConfig, nb: int) -> int:
-    """Elements of X, X_kv, Q, K, V, context, merged and Y for ``nb`` batch elements."""
-    T, S, D, kvD = cfg.T, cfg.S, cfg.d_model, cfg.kv_dim
-    merged = T * D if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
-    return nb * (3 * T * D + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged + T * D)
+    """Elements of X, X_kv, Q, K, V, context, merged and Y for ``nb`` batch elements (and the
+    normalised X, q and k when the config has RMSNorms)."""
+    T, S, D, qD, kvD = cfg.T, cfg.S, cfg.d_model, cfg.q_dim, cfg.kv_dim
+    merged = T * qD if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
+    normed = T * D + (S * D if cfg.is_cross else 0) + T * qD + S * kvD if cfg.norms else 0
+    return nb * (T * D + 2 * T * qD + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged
+                 + T * D + normed)
 
 
 def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool, keeps: bool) -> int:
@@ -178,7 +181,7 @@ def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool,
     e, h = cfg.elem_bytes, (4 if host_copy and keeps else 0)
     T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
     inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
-    projections = nb * (T * D + 2 * S * kvD)
+    projections = nb * (T * cfg.q_dim + 2 * S * kvD)
     kv_copies = 2 * nb * S * kvD if nb > 1 and cfg.Hkv > 1 and S > 1 else 0  # K, V laid out head-major
     context = nb * H * T * dk
     block_cells = nb * H * rows * S

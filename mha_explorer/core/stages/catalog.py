@@ -17,6 +17,7 @@ class StageId(str, Enum):
     # member names equal their values: the enum then hashes like the plain string
     input = "input"
     positions = "positions"
+    norm = "norm"
     project = "project"
     q_project = "q_project"
     kv_compress = "kv_compress"
@@ -65,6 +66,8 @@ _S = StageId
 STAGES: dict[StageId, StageDef] = {d.id: d for d in (
     StageDef(_S.input, "input", "Input tokens", Maps.TOKENS),
     StageDef(_S.positions, "+ PE", "Add positions", Maps.STORED, counterparts=(_S.input,), drawn=False),
+    StageDef(_S.norm, "RMSNorm", "Normalise the input (RMSNorm)", Maps.STORED, counterparts=(_S.input,),
+             drawn=False),
     StageDef(_S.project, "project", "Project to Q, K, V", Maps.TOKENS, tensor_choice=True,
              counterparts=(_S.q_project, _S.kv_compress)),
     StageDef(_S.q_project, "Q proj", "Query projection", Maps.STORED, counterparts=(_S.project,),

@@ -86,14 +86,15 @@ def positions_lines(out, cfg, stage) -> None:
     out.add()
 
 
-def rope_helpers(out, width: str) -> None:
+def rope_helpers(out, width: str, base: float = 10_000) -> None:
     """rotate_half and the angles, written once before the rope stage uses them."""
+    b = f"{base:g}" if base < 1e5 else f"{base:.0e}".replace("e+0", "e").replace("e+", "e")
     out.add("def rot(t):", "[a, b] -> [-b, a]: pairs turned 90°")
     out.add("a, b = t.chunk(2, dim=-1)", indent=2)
     out.add("return torch.cat([-b, a], dim=-1)", indent=2)
-    out.add("def turn(t, pos):", f"by pos·θ_i, θ_i = 10000^(-2i/{width})")
+    out.add("def turn(t, pos):", f"by pos·θ_i, θ_i = {b}^(-2i/{width})")
     out.add(f"i = torch.arange(0, {width}, 2) / {width}", indent=2)
-    out.add("a = pos[:, None] / 10000 ** i", indent=2)
+    out.add(f"a = pos[:, None] / {b} ** i", indent=2)
     out.add("a = torch.cat([a, a], dim=-1).to(t)", indent=2)
     out.add("return t * a.cos() + rot(t) * a.sin()", indent=2)
 
@@ -103,7 +104,7 @@ def rope_lines(out, cfg, q_name: str = "q", k_name: str = "k", width: str = "d_k
     offset = cfg.mask_spec.offset(cfg.T, cfg.S)
     out.begin(StageId.rope)
     out.add(comment="RoPE: turn q and k by position; q·k then sees only distance")
-    rope_helpers(out, width)
+    rope_helpers(out, width, cfg.positions_spec.rope_base)
     start = f"torch.arange(T) + {offset}" if offset else "torch.arange(T)"
     out.add(f"{q_name} = turn({q_name}, {start})", "query i sits at i" + (f" + {offset}" if offset else ""))
     out.add(f"{k_name} = turn({k_name}, torch.arange(S))", "key j sits at j")

@@ -33,7 +33,12 @@ class VariantField:
     metavar: str
     unset: str  # what leaving it unset means, shown for 0 / None: "auto", "none"
     help: str
-    cap: int
+    cap: int = 0  # the largest whole number (int fields)
+    kind: str = "int"  # "int" (a size, None = unset) or "bool" (on/off, False = unset)
+
+    @property
+    def default(self) -> Any:
+        return False if self.kind == "bool" else None
 
 
 @dataclass(frozen=True)
@@ -109,11 +114,10 @@ class AttentionFamily:
         return "all"
 
     def leave(self) -> dict[str, Any]:
-        """The edit that turns this family off, its own sizes cleared (nothing for the default
-        family, which has no switch)."""
-        if self.switch is None:
-            return {}
-        return {self.switch: False, **{f.name: None for f in self.fields}}
+        """The edit that turns this family off: its switch (if it has one) and its own fields
+        back to their defaults."""
+        cleared = {f.name: f.default for f in self.fields}
+        return {self.switch: False, **cleared} if self.switch else cleared
 
     def check(self, cfg: MHAConfig, owned: bool) -> None:
         """ConfigError for a rule of this family that ``cfg`` breaks. ``owned``: ``cfg`` is of

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.variants.family import AttentionFamily, VariantField
 from mha_explorer.core.variants.grouped import GROUPED
 from mha_explorer.core.variants.latent import LATENT
@@ -58,10 +59,17 @@ def variant_fields() -> tuple[VariantField, ...]:
 
 
 def check_families(cfg: MHAConfig) -> None:
-    """Every family's rules (each refuses its own fields set on another family's config)."""
+    """Every family's rules, then: no family's own fields set on another family's config."""
     owner = family_of(cfg)
     for family in FAMILIES:
         family.check(cfg, family is owner)
+    for family in FAMILIES:
+        given = [f for f in family.fields if getattr(cfg, f.name) != f.default]
+        if family is not owner and given:
+            name = given[0].name
+            raise ConfigError(name, f"{name} belongs to {family.title.lower()} and this layer is "
+                              f"{owner.kind(cfg)}; clear {name} or switch to {family.kinds[0]}",
+                              [{name: given[0].default}])
 
 
 def plan_summaries(cfg: MHAConfig) -> dict[str, dict | None]:

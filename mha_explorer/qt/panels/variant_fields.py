@@ -12,6 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
@@ -34,14 +35,17 @@ ATTENTION_KINDS = KINDS
 KIND_TIPS = {kind: tip for family in FAMILIES for kind, tip in family.kind_tips.items()}
 # spin box -> field, each family's own sizes; 0 is the special value: derived / none
 SIZE_FIELDS = {f.name: (f.label, f.unset, f"{f.help}; {f.unset}: the default")
-               for family in FAMILIES for f in family.fields}
+               for family in FAMILIES for f in family.fields if f.kind == "int"}
+SWITCH_FIELDS = {f.name: (f.label, f.help) for family in FAMILIES for f in family.fields if f.kind == "bool"}
 # the fields whose mistakes this group explains (others belong to the configuration dock)
-OWN_FIELDS = (*(family.switch for family in FAMILIES if family.switch), *SIZE_FIELDS,
+OWN_FIELDS = (*(family.switch for family in FAMILIES if family.switch), *SIZE_FIELDS, *SWITCH_FIELDS,
+              "rope_base",
               "window", "stride", "global_tokens", "positions")
 MASK_FIELDS = {
     "window": ("Window (W)", "off", "sliding window: with causal each query sees its last W keys"),
     "stride": ("Stride (K)", "off", "keep only keys whose distance from the query is a multiple of K"),
     "global_tokens": ("Global tokens", "0", "the first N tokens see and are seen by every token"),
+    "rope_base": ("RoPE base", "10000", "pair i turns by p·base^(-2i/d); 10000 by default"),
 }
 
 
@@ -104,6 +108,11 @@ class VariantFields(QWidget):
         self.positions_box.setToolTip("none; sinusoidal or learned (added to X); rope (turns Q and K)")
         self.spins = {name: _spin(name, special, tip)
                       for name, (_, special, tip) in {**SIZE_FIELDS, **MASK_FIELDS}.items()}
+        self.switches = {name: QCheckBox(label, objectName=f"variant_{name}", toolTip=tip)
+                         for name, (label, tip) in SWITCH_FIELDS.items()}
+        for name, box in self.switches.items():
+            box.setAccessibleName(name)
+            box.toggled.connect(lambda on, name=name: self._edit({name: on}))
         self.derived = QLabel(objectName="variant_derived")  # a family's sizes in effect, and its cache
         self.derived.setWordWrap(True)
         self.error_label = QLabel(objectName="variant_error")
@@ -128,6 +137,7 @@ class VariantFields(QWidget):
         top = nested(outer, QFormLayout())
         top.addRow("Attention", self.kind_box)
         top.addRow("Positions", self.positions_box)
+        top.addRow("RoPE base", self.spins["rope_base"])
         # a group per family with sizes of its own, shown while the config belongs to it
         self.family_groups: dict[str, QGroupBox] = {}
         for family in FAMILIES:
@@ -136,14 +146,18 @@ class VariantFields(QWidget):
             group = QGroupBox(family.title, objectName=f"variant_{family.key}")
             form = QFormLayout(group)
             for field in family.fields:
-                form.addRow(field.label, self.spins[field.name])
+                if field.kind == "bool":
+                    form.addRow(self.switches[field.name])
+                else:
+                    form.addRow(field.label, self.spins[field.name])
             form.addRow(self.derived)
             outer.addWidget(group)
             self.family_groups[family.key] = group
         mask = QGroupBox("Mask beyond causal", objectName="variant_mask")
         form = QFormLayout(mask)
         for name, (label, _, _) in MASK_FIELDS.items():
-            form.addRow(label, self.spins[name])
+            if name != "rope_base":  # RoPE's base sits with the positions, above
+                form.addRow(label, self.spins[name])
         outer.addWidget(mask)
         outer.addWidget(self.error_label)
         outer.addLayout(self._fixes)
@@ -180,6 +194,10 @@ class VariantFields(QWidget):
                 value = getattr(cfg, name)
                 box.setValue(0 if value is None else value)
                 box.setEnabled(name in own or name not in SIZE_FIELDS)
+            self.spins["rope_base"].setEnabled(cfg.positions_spec.rotates_qk)
+            for name, box in self.switches.items():
+                box.setChecked(bool(getattr(cfg, name)))
+                box.setEnabled(name in own)
             for key, group in self.family_groups.items():
                 group.setVisible(key == family.key)
             self.derived.setText(family.describe(cfg))

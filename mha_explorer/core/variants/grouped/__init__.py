@@ -13,7 +13,13 @@ from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.fixes import divisors, nearest
 from mha_explorer.core.stages.catalog import CLASSIC, StageId
 from mha_explorer.core.stages.records import SOFTMAX_OPS_PER_ELEMENT
-from mha_explorer.core.variants.family import AttentionFamily, CacheLayout, CodeListing, HeadWidths
+from mha_explorer.core.variants.family import (
+    AttentionFamily,
+    CacheLayout,
+    CodeListing,
+    HeadWidths,
+    VariantField,
+)
 from mha_explorer.core.variants.grouped.code import grouped_listing
 from mha_explorer.core.variants.grouped.params import param_plan
 from mha_explorer.core.variants.grouped.shapes import grouped_stages
@@ -43,6 +49,16 @@ def gqa_default(H: int, Hkv: int) -> int:
     return min(inner, key=lambda d: (abs(d - H / 4), d)) if inner else 2
 
 
+FIELDS = (
+    VariantField("head_dim", "d_k", "head width (d_k)", "--head-dim", "N", "D/H",
+                 "each head's query, key and value width; D/H by default (Gemma 3 270M: 256 "
+                 "where D/H is 160)", 4_096),
+    VariantField("norms", "", "RMSNorm on x, q and k", "--rms-norms", "", "off",
+                 "RMSNorm on the layer's input and on each head's q and k before RoPE (as Gemma 3)",
+                 kind="bool"),
+)
+
+
 class GroupedAttention(AttentionFamily):
     key = "grouped"
     title = "Multi-head attention (MHA, GQA, MQA)"
@@ -52,6 +68,7 @@ class GroupedAttention(AttentionFamily):
         "GQA": "groups of query heads share a key/value head (1 < Hkv < H)",
         "MQA": "all query heads share one key/value head (Hkv = 1)",
     }
+    fields = FIELDS
     compute_module = "mha_explorer.core.variants.grouped.compute"
     classic_maps = frozenset(CLASSIC)
     rope_inputs = ((StageId.transpose, "Q"), (StageId.transpose, "K"))
@@ -72,6 +89,10 @@ class GroupedAttention(AttentionFamily):
         """RoPE turns pairs of numbers, so it needs an even head width."""
         if not owned or not cfg.positions_spec.rotates_qk or cfg.d_k % 2 == 0:
             return
+        if cfg.head_dim is not None:
+            raise ConfigError("head_dim", f"RoPE turns pairs of numbers but each head has d_k = "
+                              f"{cfg.d_k}, an odd width; try {cfg.d_k - 1} or {cfg.d_k + 1}",
+                              [{"head_dim": w} for w in (cfg.d_k - 1, cfg.d_k + 1) if w >= 2])
         fixes = nearest(even_head_counts(cfg.d_model), cfg.n_heads)
         raise ConfigError(
             "positions", f"RoPE turns pairs of numbers but each head has d_k = {cfg.d_k}, an odd width; "
@@ -79,6 +100,12 @@ class GroupedAttention(AttentionFamily):
             + "sinusoidal positions",
             [{"n_heads": h} for h in fixes] + [{"positions": "sinusoidal"}],
         )
+
+    def describe(self, cfg: MHAConfig) -> str:
+        if cfg.head_dim is None and not cfg.norms:
+            return ""
+        return (f"in effect: {cfg.H} heads of d_k {cfg.d_k} (queries {cfg.q_dim} wide, D {cfg.d_model})"
+                + ("; RMSNorm on x, q and k" if cfg.norms else ""))
 
     def widths(self, cfg: MHAConfig) -> HeadWidths:
         return HeadWidths(cfg.d_k, cfg.d_k, cfg.Hkv)

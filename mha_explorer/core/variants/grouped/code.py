@@ -43,13 +43,16 @@ def _build(cfg) -> Lines:
     out.add(indent=0)
     out.add(indent=0)
     heads_args = f"n_heads={cfg.H}" + (f", n_kv_heads={cfg.Hkv}" if shared_kv else "")
+    if cfg.head_dim is not None:
+        heads_args += f", d_k={cfg.d_k}"
+    norms = "norm, q_norm, k_norm, " if cfg.norms else ""
     out.add("def attention(x, x_kv, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O,", indent=0)
-    out.add(f"              {signature_extras(cfg)}{heads_args}):", indent=0)
+    out.add(f"              {norms}{signature_extras(cfg)}{heads_args}):", indent=0)
     out.add(f'"""{cfg.variant}. Weights as in nn.Linear (out × in); biases may be None."""')
 
     _head_stages(out, cfg, t, shared_kv, kv_heads)
     _attention_stages(out, cfg, t, shared_kv)
-    _merge_stages(out, t)
+    _merge_stages(out, t, cfg)
     return out
 
 
@@ -62,11 +65,23 @@ def _head_stages(out: Lines, cfg, t: dict, shared_kv: bool, kv_heads: str) -> No
     out.add("H, Hkv = n_heads, n_kv_heads" if shared_kv else "H = n_heads",
             f"{cfg.H} query heads, {cfg.Hkv} kv head{'s' if cfg.Hkv > 1 else ''}"
             if shared_kv else f"{cfg.H} heads")
-    out.add("d_k = D // H", f"d_k = {cfg.d_k}")
+    if cfg.head_dim is None:
+        out.add("d_k = D // H", f"d_k = {cfg.d_k}")
+    else:
+        out.add(comment=f"heads of their own width: H·d_k = {cfg.q_dim}, not D = {cfg.d_model}")
     out.end()
     out.add()
     if StageId.positions in t:
         positions_lines(out, cfg, t[StageId.positions])
+    if StageId.norm in t:
+        out.begin(StageId.norm)
+        out.add(comment="RMSNorm: every token to the same size, then a learned scale")
+        out.add("def rms(t, w):", "over the last axis; eps as Gemma 3's")
+        out.add("return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w", indent=2)
+        out.add("x = rms(x, norm)", shape_comment(t[StageId.norm].tensor("X")))
+        out.add("x_kv = rms(x_kv, norm)" if cfg.is_cross else "x_kv = x")
+        out.end()
+        out.add()
 
     out.begin(StageId.project)
     out.add(comment="project every token to a query, a key and a value")
@@ -94,6 +109,13 @@ def _head_stages(out: Lines, cfg, t: dict, shared_kv: bool, kv_heads: str) -> No
     out.add("v = v.transpose(1, 2)", shape_comment(tr.tensor("V"), shared_kv))
     out.end()
     out.add()
+    if StageId.qk_norm in t:
+        out.begin(StageId.qk_norm)
+        out.add(comment="each head's q and k to the same size before the dot product")
+        out.add("q = rms(q, q_norm)", shape_comment(t[StageId.qk_norm].tensor("Q")))
+        out.add("k = rms(k, k_norm)", shape_comment(t[StageId.qk_norm].tensor("K"), shared_kv))
+        out.end()
+        out.add()
     if StageId.rope in t:
         rope_lines(out, cfg)
 
@@ -139,7 +161,7 @@ def _attention_stages(out: Lines, cfg, t: dict, shared_kv: bool) -> None:
 
 
 
-def _merge_stages(out: Lines, t: dict) -> None:
+def _merge_stages(out: Lines, t: dict, cfg) -> None:
     """Heads side by side again, then W_O."""
     merge = t[StageId.merge]
     out.begin(StageId.merge)
@@ -147,7 +169,8 @@ def _merge_stages(out: Lines, t: dict) -> None:
             if merge.tensor("merged").allocates
             else "heads side by side again (already contiguous here: no copy)")
     out.add("y = y.transpose(1, 2).contiguous()", shape_comment(merge.tensor("context")))
-    out.add("y = y.view(B, T, D)", shape_comment(merge.tensor("merged")))
+    out.add("y = y.view(B, T, D)" if cfg.head_dim is None else "y = y.view(B, T, H * d_k)",
+            shape_comment(merge.tensor("merged")))
     out.end()
     out.add()
 

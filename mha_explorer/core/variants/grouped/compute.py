@@ -22,7 +22,7 @@ from mha_explorer.core.kernels.decoding import (
     step_rows,
     visible_rows,
 )
-from mha_explorer.core.kernels.positions import apply_rope
+from mha_explorer.core.kernels.positions import apply_rope, rms_norm
 from mha_explorer.core.kernels.steps import (
     LayerJob,
     LayerResult,
@@ -81,7 +81,7 @@ class GroupedRun:
     def run_batch(self, batch: range) -> None:
         """Every stage for the batch elements in ``batch``."""
         cfg, w, bias = self.cfg, self.w, self.cfg.bias
-        nb, T, S, H, Hkv, dk, D = len(batch), cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.d_model
+        nb, T, S, H, Hkv, dk, qD = len(batch), cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.q_dim
         self.work.check()
         x_in, xkv_in = self.source.inputs(cfg, batch, self.device, self.dtype)  # [nb, T, D], [nb, S, D]
         self.clock.tick(StageId.input)
@@ -89,7 +89,12 @@ class GroupedRun:
         xkv = add_positions(xkv_in, cfg, seed_salt=1) if cfg.is_cross else x
         if cfg.positions_spec.added_to_input:
             self.clock.tick(StageId.positions)
-        q = linear(x, w["W_Q"], w.get("b_Q") if bias else None, self.work)  # [nb, T, D]
+        x_pos, xkv_pos = x, xkv  # what the positions stage shows
+        if cfg.norms:  # RMSNorm of the layer's input before the projections
+            x = rms_norm(x, w["norm"])  # [nb, T, D]
+            xkv = rms_norm(xkv, w["norm"]) if cfg.is_cross else x  # [nb, S, D]
+            self.clock.tick(StageId.norm)
+        q = linear(x, w["W_Q"], w.get("b_Q") if bias else None, self.work)  # [nb, T, H*d_k]
         k = linear(xkv, w["W_K"], w.get("b_K") if bias else None, self.work)  # [nb, S, Hkv*d_k]
         v = linear(xkv, w["W_V"], w.get("b_V") if bias else None, self.work)  # [nb, S, Hkv*d_k]
         self.clock.tick(StageId.project)
@@ -100,20 +105,27 @@ class GroupedRun:
         q_t, k_t = qh.transpose(1, 2), kh.transpose(1, 2)  # [nb, H, T, d_k], [nb, Hkv, S, d_k]
         vt = vh.transpose(1, 2)  # [nb, Hkv, S, d_k]
         self.clock.tick(StageId.transpose)
-        qt, kt = rotate_qk(q_t, k_t, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
+        q_n, k_n = q_t, k_t
+        if cfg.norms:  # each head's q and k normalised over its d_k numbers
+            q_n, k_n = rms_norm(q_t, w["q_norm"]), rms_norm(k_t, w["k_norm"])  # new, same shapes
+            self.clock.tick(StageId.qk_norm)
+        qt, kt = rotate_qk(q_n, k_n, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
         if cfg.positions_spec.rotates_qk:
             self.clock.tick(StageId.rope)
         ctx = self._attention(batch, qt, kt, vt)  # [nb, H, T, d_k]
         self.work.check()
         back = ctx.transpose(1, 2)  # [nb, T, H, d_k], not contiguous
-        merged = back.contiguous().view(nb, T, D)  # [nb, T, D]: the first real copy
+        merged = back.contiguous().view(nb, T, qD)  # [nb, T, H·d_k]: the first real copy
         self.clock.tick(StageId.merge)
         y = linear(merged, w["W_O"], w.get("b_O") if bias else None, self.work)  # [nb, T, D]
         self.clock.tick(StageId.output)
         self.norms.extend(float(torch.linalg.vector_norm(y[i].float())) for i in range(nb))
         if self.layout.keeps(batch):
             self._keep(x_in, xkv_in, q, k, v, ctx, merged, y)
-            self._keep_positions(x_in, x, xkv_in, xkv, qt, kt)
+            self._keep_positions(x_in, x_pos, xkv_in, xkv_pos, qt, kt)
+            if cfg.norms:
+                self.stored[StageId.norm] = {"X": host(x)} | ({"X_kv": host(xkv)} if cfg.is_cross else {})
+                self.stored[StageId.qk_norm] = {"Q": host(q_n), "K": host(k_n)}
 
     def _attention(self, batch: range, qt, kt, vt) -> torch.Tensor:
         """Scores, softmax and weighted sum, one block of query rows at a time."""
@@ -184,14 +196,19 @@ class GroupedRun:
 
 
 def project_heads(cfg, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.Tensor):
-    """Q [B, H, T, d_k] from x and K, V [B, Hkv, S, d_k] from xkv."""
+    """Q [B, H, T, d_k] from x and K, V [B, Hkv, S, d_k] from xkv, through the input's and each
+    head's RMSNorm when the config has them (RoPE is the caller's: it needs the positions)."""
     B, T, S, H, Hkv, dk = x.shape[0], x.shape[1], xkv.shape[1], cfg.H, cfg.Hkv, cfg.d_k
+    if cfg.norms:
+        x, xkv = rms_norm(x, w["norm"]), rms_norm(xkv, w["norm"])  # [B, T, D], [B, S, D]
     q = F.linear(x, w["W_Q"], w.get("b_Q"))  # [B, T, H·d_k]
     k = F.linear(xkv, w["W_K"], w.get("b_K"))  # [B, S, Hkv·d_k]
     v = F.linear(xkv, w["W_V"], w.get("b_V"))  # [B, S, Hkv·d_k]
     qh = q.view(B, T, H, dk).transpose(1, 2)  # [B, H, T, d_k]
     kh = k.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
     vh = v.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
+    if cfg.norms:
+        qh, kh = rms_norm(qh, w["q_norm"]), rms_norm(kh, w["k_norm"])
     return qh, kh, vh
 
 
@@ -213,14 +230,14 @@ def attention_inputs(cfg, tensors: LayerTensors):
 
 def full_pass(cfg, tensors: LayerTensors) -> np.ndarray:
     """One full pass of the layer with torch's SDPA and the config's mask: Y [B, T, D]."""
-    B, T, D, g = cfg.batch, cfg.T, cfg.d_model, cfg.group_size
+    B, T, qD, g = cfg.batch, cfg.T, cfg.q_dim, cfg.group_size
     visible = cfg.mask_spec.visible(0, T, T, cfg.S)
     with torch.no_grad():
         q, k, v = attention_inputs(cfg, tensors)  # [B, H, T, d_k], [B, Hkv, S, d_k] ×2
         ctx = F.scaled_dot_product_attention(
             q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
             attn_mask=None if visible is None else torch.from_numpy(visible))  # [B, H, T, d_k]
-        y = F.linear(ctx.transpose(1, 2).reshape(B, T, D), tensors.weights["W_O"],
+        y = F.linear(ctx.transpose(1, 2).reshape(B, T, qD), tensors.weights["W_O"],
                      tensors.weights.get("b_O"))  # [B, T, D]
     return y.numpy()
 
@@ -231,7 +248,7 @@ def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> D
     w = tensors.weights
     x = add_positions(tensors.x, full)  # [B, L, D]: the engine's added positions, if any
     spec, length = full.mask_spec, full.T
-    B, D, Hkv, dk = full.batch, full.d_model, full.Hkv, full.d_k
+    B, qD, Hkv, dk = full.batch, full.q_dim, full.Hkv, full.d_k
     scale = 1.0 / math.sqrt(dk)
     k_cache = torch.empty(B, Hkv, 0, dk)  # [B, Hkv, kept, d_k]
     v_cache = torch.empty(B, Hkv, 0, dk)
@@ -242,14 +259,14 @@ def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> D
             p0, p1 = step_rows(t, prompt)
             q, k_new, v_new = project_heads(full, w, x[:, p0:p1], x[:, p0:p1])
             if full.positions_spec.rotates_qk:  # each token turned once, by its place in the sequence
-                pos = torch.arange(p0, p1)
-                q, k_new = apply_rope(q, pos), apply_rope(k_new, pos)
+                pos, base = torch.arange(p0, p1), full.positions_spec.rope_base
+                q, k_new = apply_rope(q, pos, base), apply_rope(k_new, pos, base)
             k_cache = torch.cat([k_cache, k_new], dim=2)  # [B, Hkv, kept + n, d_k]
             v_cache = torch.cat([v_cache, v_new], dim=2)
             cached = np.concatenate([cached, np.arange(p0, p1)])
             visible = visible_rows(spec, p0, p1, length, cached)  # [n, keys]
             scores, weights, context = attend_cache(q, k_cache, v_cache, visible, scale)
-            merged = context.transpose(1, 2).reshape(B, p1 - p0, D)  # [B, n, D]
+            merged = context.transpose(1, 2).reshape(B, p1 - p0, qD)  # [B, n, H·d_k]
             y = F.linear(merged, w["W_O"], w.get("b_O"))  # [B, n, D]
             keep = kept_after(spec, p1, cached)  # a sliding window forgets what no later row sees
             scored = tuple(int(p) for p in cached)

@@ -41,7 +41,11 @@ def grouped_stages(cfg) -> tuple[Stage, ...]:
     added = positions_stage(cfg)
     if added is not None:
         stages.append(added)
+    if cfg.norms:
+        stages.append(_norm_stage(cfg))
     stages += [_project_stage(cfg), *_view_and_transpose(cfg)]
+    if cfg.norms:
+        stages.append(_qk_norm_stage(cfg))
     if cfg.positions_spec.rotates_qk:
         stages.append(_rope_stage(cfg))
     stages += [_scores_stage(cfg), *_softmax_and_sum(cfg), _merge_stage(cfg), _output_stage(cfg)]
@@ -63,32 +67,63 @@ def _input_stage(cfg) -> Stage:
     )
 
 
+NORM_OPS_PER_ELEMENT = 4  # square, sum, scale by 1/rms, multiply by the learned weight
+
+
+def _norm_stage(cfg) -> Stage:
+    """RMSNorm of X before the projections (Gemma 3: "the input layernorm")."""
+    B, T, S, D, e = cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.elem_bytes
+    tensors = [_tensor("X", ("B", "T", "D"), (B, T, D), e)]
+    if cfg.is_cross:
+        tensors.append(_tensor("X_kv", ("B", "S", "D"), (B, S, D), e))
+    return Stage(
+        StageId.norm, "Normalise the input (RMSNorm)", "X ← X / rms(X) · w",
+        "Each token's vector is divided by its root mean square and scaled by a learned weight, "
+        "so every token reaches the projections at the same size.",
+        tuple(tensors), NORM_OPS_PER_ELEMENT * B * (T + (S if cfg.is_cross else 0)) * D)
+
+
+def _qk_norm_stage(cfg) -> Stage:
+    """RMSNorm of each head's q and k (Gemma 3), before RoPE: a per-head scale of d_k numbers."""
+    B, T, S, H, Hkv, dk, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.elem_bytes
+    return Stage(
+        StageId.qk_norm, "Normalise each head's q and k (RMSNorm)",
+        "q ← q / rms(q) · w_q   k ← k / rms(k) · w_k",
+        f"Every query and key of {dk} numbers is brought to the same size before the dot product, "
+        "so no head's scores can grow without bound; V is left as it is.",
+        (_tensor("Q", ("B", "H", "T", "d_k"), (B, H, T, dk), e),
+         _tensor("K", ("B", "Hkv", "S", "d_k"), (B, Hkv, S, dk), e)),
+        NORM_OPS_PER_ELEMENT * (B * H * T * dk + B * Hkv * S * dk))
+
+
 def _project_stage(cfg) -> Stage:
-    """Q = X W_Qᵀ (+ b); K and V narrower under GQA/MQA."""
-    B, T, S, D, H, Hkv, kvD, e = (cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.Hkv, cfg.kv_dim,
-                                  cfg.elem_bytes)
-    kv_sym = "D" if Hkv == H else "Hkv·d_k"
+    """Q = X W_Qᵀ (+ b); K and V narrower under GQA/MQA; Q is H·d_k wide (D unless the heads
+    have a width of their own)."""
+    B, T, S, D, H, Hkv, kvD, qD, e = (cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.Hkv, cfg.kv_dim,
+                                      cfg.q_dim, cfg.elem_bytes)
+    q_sym = "D" if qD == D else "H·d_k"
+    kv_sym = "D" if kvD == D else "Hkv·d_k"
     kv_src = "X_kv" if cfg.is_cross else "X"
     bias = " + b" if cfg.bias else ""
-    q = _tensor("Q", ("B", "T", "D"), (B, T, D), e)
+    q = _tensor("Q", ("B", "T", q_sym), (B, T, qD), e)
     k = _tensor("K", ("B", "S", kv_sym), (B, S, kvD), e)
     v = _tensor("V", ("B", "S", kv_sym), (B, S, kvD), e)
-    flops = 2 * B * T * D * D + 2 * 2 * B * S * D * kvD
+    flops = 2 * B * T * D * qD + 2 * 2 * B * S * D * kvD
     if cfg.bias:
-        flops += B * T * D + 2 * B * S * kvD
+        flops += B * T * qD + 2 * B * S * kvD
     return Stage(
         StageId.project, "Project to Q, K, V",
         f"Q = X·W_Qᵀ{bias}   K = {kv_src}·W_Kᵀ{bias}   V = {kv_src}·W_Vᵀ{bias}",
         "Three learned linear maps turn every token into a query, a key and a value."
+        + (f" Each of the {H} heads is {cfg.d_k} wide, so Q is {qD} wide, not D = {D}." if qD != D else "")
         + (f" With {Hkv} key/value head{'s' if Hkv > 1 else ''}, K and V are only "
-           f"{kvD} wide instead of {D}." if Hkv != H else ""),
+           f"{kvD} wide instead of {qD}." if Hkv != H else ""),
         (q, k, v), flops,
     )
 
 
 def _view_and_transpose(cfg) -> tuple[Stage, Stage]:
-    B, T, S, D, H, Hkv, dk, e = (cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.Hkv, cfg.d_k,
-                                 cfg.elem_bytes)
+    B, T, S, H, Hkv, dk, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.elem_bytes
     # view: split the last dim into heads; same storage, same strides underneath
     qv = _tensor("Q", ("B", "T", "H", "d_k"), (B, T, H, dk), e, allocates=False)
     kv = _tensor("K", ("B", "S", "Hkv", "d_k"), (B, S, Hkv, dk), e, allocates=False)
@@ -96,7 +131,7 @@ def _view_and_transpose(cfg) -> tuple[Stage, Stage]:
     view = Stage(
         StageId.view, "Split into heads (view)",
         "Q.view(B, T, H, d_k)   K, V.view(B, S, Hkv, d_k)",
-        f"The last axis of {D} numbers is read as {H} heads of {dk}. No data moves: "
+        f"The last axis of {cfg.q_dim} numbers is read as {H} heads of {dk}. No data moves: "
         "only the shape changes.",
         (qv, kv, vv), 0, ("view: no copy",),
     )
@@ -177,34 +212,36 @@ def _merge_stage(cfg) -> Stage:
     """Transpose back (a view) then .contiguous(): the first real copy, unless the
     transpose moved only a size-1 axis (H = 1 or T = 1): then torch returns the same
     tensor and nothing is copied."""
-    B, T, D, H, dk, e = cfg.batch, cfg.T, cfg.d_model, cfg.H, cfg.d_k, cfg.elem_bytes
+    B, T, H, dk, qD, e = cfg.batch, cfg.T, cfg.H, cfg.d_k, cfg.q_dim, cfg.elem_bytes
+    q_sym = "D" if qD == cfg.d_model else "H·d_k"
     back = _tensor("context", ("B", "T", "H", "d_k"), (B, T, H, dk), e,
                    _swap(contiguous_strides((B, H, T, dk)), 1, 2), False)
-    merged = _tensor("merged", ("B", "T", "D"), (B, T, D), e, allocates=not back.contiguous)
+    merged = _tensor("merged", ("B", "T", q_sym), (B, T, qD), e, allocates=not back.contiguous)
     return Stage(
         StageId.merge, "Merge heads",
-        "context.transpose(1, 2).contiguous().view(B, T, D)",
+        f"context.transpose(1, 2).contiguous().view(B, T, {q_sym})",
         f"The heads go back behind the tokens and their {H} slices of {dk} are laid side "
-        f"by side into {D}. "
+        f"by side into {qD}. "
         + ("The transposed tensor is not contiguous, so .contiguous() copies it (the "
            "matmuls of the scores and the weighted sum already copied Q, K and V)."
            if merged.allocates else
            "The transposed tensor is already contiguous (a size-1 axis moved), so "
            ".contiguous() returns it as it is and nothing is copied."),
         (back, merged), 0,
-        ("contiguous(): copies B·T·D elements" if merged.allocates else "contiguous(): no copy needed",),
+        (f"contiguous(): copies B·T·{q_sym} elements" if merged.allocates
+         else "contiguous(): no copy needed",),
     )
 
 
 def _output_stage(cfg) -> Stage:
-    B, T, D, e = cfg.batch, cfg.T, cfg.d_model, cfg.elem_bytes
+    B, T, D, qD, e = cfg.batch, cfg.T, cfg.d_model, cfg.q_dim, cfg.elem_bytes
     return Stage(
         StageId.output, "Output projection W_O",
         "Y = merged·W_Oᵀ" + (" + b" if cfg.bias else ""),
         "A final learned linear map mixes the heads' outputs back into a D-wide vector "
         "per token.",
         (_tensor("Y", ("B", "T", "D"), (B, T, D), e),),
-        2 * B * T * D * D + (B * T * D if cfg.bias else 0),
+        2 * B * T * qD * D + (B * T * D if cfg.bias else 0),
     )
 
 
