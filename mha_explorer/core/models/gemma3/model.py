@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from mha_explorer.core.models.gemma3 import files
+from mha_explorer.core.models.gemma3 import convert, files
 from mha_explorer.core.models.gemma3.description import GEMMA3_270M, RMS_NORM_EPS
-from mha_explorer.core.models.gemma3.tokenizer import GemmaTokenizer
+from mha_explorer.core.models.gemma3.tokenizer import GemmaTokenizer, TokenizerFileError, load_tokenizer
 from mha_explorer.core.models.gemma3.weights_file import WeightsAltered, read_weights
 from mha_explorer.core.models.progress import Cancel, Progress, Share, stop_if_asked
 
@@ -349,28 +349,24 @@ def load_model(progress: Progress | None = None, cancel: Cancel | None = None) -
 def _read_both(found: files.ConvertedFiles, progress: Share, cancel: Cancel | None):
     """The tokenizer and the weights, both checked against the manifest. The weights' hash runs
     on a thread while the tokenizer is read (which holds the GIL for about 1.5 s)."""
-    from mha_explorer.core.models.gemma3.tokenizer import load_tokenizer
-
     pending = read_weights(found, progress, cancel)
     tok = load_tokenizer(found.tokenizer, found.tokenizer_sha256)
     return tok, pending.verified(cancel)
 
 
 def _load(progress: Progress | None, cancel: Cancel | None) -> Gemma3:
-    from mha_explorer.core.models.gemma3.tokenizer import TokenizerFileError
-
     ok, message = files.is_available()
     if not ok:
         raise files.GemmaFilesError(message)
     share = Share(progress)
     converting = share.part(0.0, 0.8)
     ready, _ = files.read_manifest(files.model_cache_dir())
-    found = files.prepare(None if ready is not None else converting, cancel)
+    found = convert.prepare(None if ready is not None else converting, cancel)
     try:
         tok, tensors = _read_both(found, share if ready is not None else share.part(0.8, 1.0), cancel)
     except (WeightsAltered, TokenizerFileError) as err:
         which = files.TOKENIZER_FILE if isinstance(err, TokenizerFileError) else files.WEIGHTS_FILE
-        found = files.prepare(converting, cancel, rebuild=f"was altered ({which}: {err})")
+        found = convert.prepare(converting, cancel, rebuild=f"was altered ({which}: {err})")
         try:
             tok, tensors = _read_both(found, share.part(0.8, 1.0), cancel)
         except (WeightsAltered, TokenizerFileError) as again:
