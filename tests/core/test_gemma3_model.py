@@ -155,6 +155,19 @@ def test_cached_steps_read_what_the_full_pass_reads(pair):
             assert float(kept.abs().max()) == 0  # the keys a local layer dropped had no weight left
 
 
+def test_the_cache_rolls_on_local_layers_and_grows_on_global_ones(pair, ours):
+    _, made, _, _ = pair
+    d = ours.description
+    for step in made.steps:
+        seen = step.position + 1  # every token up to the one fed in
+        expected = [min(seen, d.window) if d.layer_kind(layer) == "local" else seen
+                    for layer in range(1, d.layers + 1)]
+        assert list(step.cache_tokens) == expected
+        assert list(step.cache_bytes) == [n * 2 * d.kv_heads * d.head_dim * 4 for n in expected]  # K and V
+        assert step.model_cache_bytes == sum(step.cache_bytes)
+        assert step.text == ours.tokenizer.decode([step.token_id])
+
+
 def test_local_layers_see_only_the_last_512_tokens(ours):
     ids, _ = ours.encode(LONG)
     T = len(ids)
