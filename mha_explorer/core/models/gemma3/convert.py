@@ -171,30 +171,34 @@ def write_weights(data: bytearray, layout: GGUFLayout, path: Path, progress: Pro
 
     The safetensors layout (8-byte header length, JSON header, raw little-endian data) is
     written here rather than by ``safetensors.numpy.save_file``, which needs every tensor in
-    memory at once; the file is read back with the safetensors library.
+    memory at once; the tests read it back with the safetensors library.
     """
     plan = _plan(layout)
     header: dict[str, Any] = {"__metadata__": {"format": "pt", "source_sha256": files.GGUF_SHA256,
                                                "converter": str(files.CONVERTER_VERSION)}}
-    offset = 0
+    data_bytes = 0
     for name, entry in plan:
         size = entry.elements * 4
-        header[name] = {"dtype": "F32", "shape": list(entry.shape), "data_offsets": [offset, offset + size]}
-        offset += size
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)  # tensor data starts 8-byte aligned
+        header[name] = {"dtype": "F32", "shape": list(entry.shape),
+                        "data_offsets": [data_bytes, data_bytes + size]}
+        data_bytes += size
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    head += b" " * (-len(head) % 8)  # tensor data starts 8-byte aligned
     digest = hashlib.sha256()
+    written = 0
     with atomic_file(path) as out:
-        for chunk in (struct.pack("<Q", len(text)), text):
+        for chunk in (struct.pack("<Q", len(head)), head):
             out.write(chunk)
             digest.update(chunk)
         for index, (_, entry) in enumerate(plan):
-            if progress is not None:
-                progress(index / len(plan), f"converting {NAME}: tensor {index + 1} of {len(plan)}")
+            text = f"converting {NAME}: tensor {index + 1} of {len(plan)}"
             for piece in _dequantised_pieces(data, entry, cancel):
+                if progress is not None:  # per piece: the embedding alone takes seconds
+                    progress(written / data_bytes, text)
                 buf = memoryview(piece).cast("B")
                 out.write(buf)
                 digest.update(buf)
+                written += len(buf)
         stop_if_asked(cancel)
         total = out.tell()
     if progress is not None:
@@ -202,15 +206,23 @@ def write_weights(data: bytearray, layout: GGUFLayout, path: Path, progress: Pro
     return digest.hexdigest(), total
 
 
-def write_tokenizer(meta: dict[str, Any], path: Path, cancel: Cancel | None = None) -> tuple[str, int]:
+def write_tokenizer(meta: dict[str, Any], path: Path, progress: Progress | None = None,
+                    cancel: Cancel | None = None) -> tuple[str, int]:
     from mha_explorer.core.models.gemma3.vocab import build_tokenizer, serialise
 
-    tok = build_tokenizer(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"], cancel)
+    share = Share(progress)
+    tok = build_tokenizer(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"], cancel,
+                          share.part(0.0, 0.6))
     stop_if_asked(cancel)
+    share(0.6, "storing the tokenizer")
     data = serialise(tok).encode("utf-8")
     with atomic_file(path) as out:
         out.write(data)
     return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def _prefixed(progress: Progress, prefix: str) -> Progress:
+    return lambda fraction, text: progress(fraction, prefix + text)
 
 
 def convert(chunks: list[Path], folder: Path, progress: Progress | None = None,
@@ -228,8 +240,8 @@ def convert(chunks: list[Path], folder: Path, progress: Progress | None = None,
     check_metadata(layout.metadata)
     weights_sha, weights_bytes = write_weights(data, layout, folder / files.WEIGHTS_FILE,
                                                share.part(0.1, 0.8), cancel)
-    share(0.8, f"converting {NAME}: building the tokenizer from its 262,144 pieces")
-    tok_sha, tok_bytes = write_tokenizer(layout.metadata, folder / files.TOKENIZER_FILE, cancel)
+    tok_sha, tok_bytes = write_tokenizer(layout.metadata, folder / files.TOKENIZER_FILE,
+                                         _prefixed(share.part(0.8, 1.0), f"converting {NAME}: "), cancel)
     share(1.0, f"converting {NAME}: done")
     manifest = {
         "model": GEMMA3_270M.key, "source_sha256": files.GGUF_SHA256, "converter": files.CONVERTER_VERSION,

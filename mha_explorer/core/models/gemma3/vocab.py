@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mha_explorer.core.models.progress import Cancel, stop_if_asked
+from mha_explorer.core.models.progress import Cancel, Progress, stop_if_asked
 
 SPACE = "\u2581"  # "▁", how SentencePiece writes a space inside a piece
 UNK = "<unk>"
@@ -38,13 +38,16 @@ def vocabulary(pieces: Sequence[str]) -> list[str]:
     return [SPACE * len(p) if _is_space_run(p) else p for p in pieces]
 
 
-def merges(vocab: Sequence[str], cancel: Cancel | None = None) -> list[tuple[str, str]]:
+def merges(vocab: Sequence[str], cancel: Cancel | None = None,
+           progress: Progress | None = None) -> list[tuple[str, str]]:
     """Merge rules recovered from the vocabulary's order (see the module's docstring)."""
     known = set(vocab)
     rules = []
     for index, piece in enumerate(vocab):
         if index % 16384 == 0:
             stop_if_asked(cancel)
+            if progress is not None:
+                progress(index / len(vocab), f"building the tokenizer: piece {index:,} of {len(vocab):,}")
         for cut in range(len(piece) - 1, 0, -1):  # the longer left part first
             left, right = piece[:cut], piece[cut:]
             if left in known and right in known:
@@ -52,7 +55,8 @@ def merges(vocab: Sequence[str], cancel: Cancel | None = None) -> list[tuple[str
     return rules
 
 
-def build_tokenizer(pieces: Sequence[str], types: Sequence[int], cancel: Cancel | None = None) -> Any:
+def build_tokenizer(pieces: Sequence[str], types: Sequence[int], cancel: Cancel | None = None,
+                    progress: Progress | None = None) -> Any:
     """A ``tokenizers.Tokenizer`` for the GGUF's ``tokenizer.ggml.tokens`` and ``token_type``."""
     from tokenizers import AddedToken, Tokenizer, decoders, normalizers
     from tokenizers.models import BPE
@@ -63,7 +67,7 @@ def build_tokenizer(pieces: Sequence[str], types: Sequence[int], cancel: Cancel 
     ids = {piece: i for i, piece in enumerate(vocab)}
     if len(ids) != len(vocab):
         raise ValueError("the vocabulary spells two pieces alike")
-    rules = merges(vocab, cancel)
+    rules = merges(vocab, cancel, progress)
     tok = Tokenizer(BPE(vocab=ids, merges=rules, unk_token=UNK, fuse_unk=True, byte_fallback=True))
     tok.normalizer = normalizers.Replace(" ", SPACE)
     # no pre-tokenizer: the text is one word, so pieces may span spaces ("▁▁" ...), as in SentencePiece
