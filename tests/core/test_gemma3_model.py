@@ -17,6 +17,8 @@ and the rolling cache are exercised.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from mha_explorer.core.models.gemma3 import files
@@ -97,68 +99,75 @@ def reference(ours):
     return model.eval()
 
 
+@dataclass(frozen=True)
+class Pair:
+    """One text continued by the app, and both models' passes over prompt + continuation."""
+
+    prompt_len: int
+    made: object  # the app's Generation
+    probs: torch.Tensor  # [layers, H, T, T] the app's full pass
+    hidden_in: torch.Tensor  # [layers, T, D] what enters each layer
+    logits: torch.Tensor  # [steps + 1, vocab] the app's, at the positions transformers kept
+    ref: object  # transformers' output
+
+
 @pytest.fixture(scope="module", params=list(TEXTS), ids=["france", "unicode", "code", "long"])
 def pair(request, ours, reference):
-    """(prompt length, the app's greedy generation, the app's full run over prompt + the
-    generated tokens, transformers' output over the same tokens with the logits of the
-    positions that chose them and of the last one)."""
     from mha_explorer.core.models.gemma3.generate import generate
 
     prompt, _ = ours.encode(request.param)
     steps = TEXTS[request.param]
     made = generate(ours, prompt, steps, attention="all", stop_at_eos=False)
     ids = made.token_ids
+    run = ours.run(ids)
+    layers = [run.layer(layer) for layer in range(1, 19)]  # each computed once, from the one before
+    with torch.inference_mode():
+        logits = ours.final_logits(layers[-1].hidden_out[0, -(steps + 1):])  # [steps + 1, vocab]
     with torch.no_grad():
         ref = reference(torch.tensor([ids]), output_attentions=True, output_hidden_states=True,
                         logits_to_keep=steps + 1)
-    return len(prompt), made, ours.run(ids), ref
+    return Pair(len(prompt), made, torch.stack([a.probs[0] for a in layers]),
+                torch.stack([a.hidden_in[0] for a in layers]), logits, ref)
 
 
 def test_every_heads_attention_matches_transformers(pair):
-    _, _, run, ref = pair
     for layer in range(1, 19):
-        torch.testing.assert_close(run.layer(layer).probs[0], ref.attentions[layer - 1][0], atol=ATOL, rtol=0,
-                                   msg=f"layer {layer}")
+        torch.testing.assert_close(pair.probs[layer - 1], pair.ref.attentions[layer - 1][0], atol=ATOL,
+                                   rtol=0, msg=f"layer {layer}")
 
 
 def test_hidden_states_and_logits_match_transformers(pair):
-    _, made, run, ref = pair
     for layer in range(1, 19):  # transformers' hidden_states[L-1] is what enters layer L
-        torch.testing.assert_close(run.layer(layer).hidden_in[0], ref.hidden_states[layer - 1][0],
+        torch.testing.assert_close(pair.hidden_in[layer - 1], pair.ref.hidden_states[layer - 1][0],
                                    atol=1e-3, rtol=1e-4, msg=f"layer {layer}")
-    with torch.inference_mode():
-        logits = run.model.final_logits(run.layer(18).hidden_out[0, -(len(made.steps) + 1):])  # [steps+1, V]
-    torch.testing.assert_close(logits, ref.logits[0], atol=1e-3, rtol=1e-4)
+    torch.testing.assert_close(pair.logits, pair.ref.logits[0], atol=1e-3, rtol=1e-4)
 
 
 def test_greedy_tokens_equal_transformers_greedy_choice(pair):
     """At every step transformers' likeliest next token, given the same prefix, is the token
     the app's cached generation made: so transformers' greedy generation makes these tokens."""
-    prompt_len, made, _, ref = pair
-    chosen = ref.logits[0, :-1].argmax(-1).tolist()  # after positions P-1 .. P+steps-2
-    assert [s.token_id for s in made.steps] == chosen
-    assert made.token_ids[prompt_len:] == chosen
+    chosen = pair.ref.logits[0, :-1].argmax(-1).tolist()  # after positions P-1 .. P+steps-2
+    assert [s.token_id for s in pair.made.steps] == chosen
+    assert pair.made.token_ids[pair.prompt_len:] == chosen
 
 
 def test_cached_steps_read_what_the_full_pass_reads(pair):
     """Each step's attention row (over the keys its layer's cache kept) equals the same query's
     row in one full pass over the whole text, for every layer."""
-    _, made, run, _ = pair
-    for step in made.steps:
+    for step in pair.made.steps:
         for layer, row in step.attention.items():
-            full = run.layer(layer).probs[0, :, step.position]  # [H, T]
+            full = pair.probs[layer - 1, :, step.position]  # [H, T]
             assert row.key_positions[-1] == step.position
             torch.testing.assert_close(torch.from_numpy(row.weights), full[:, row.key_positions], atol=1e-5,
                                        rtol=0)
-            kept = full.clone()
-            kept[:, row.key_positions] = 0
-            assert float(kept.abs().max()) == 0  # the keys a local layer dropped had no weight left
+            rest = full.clone()
+            rest[:, row.key_positions] = 0
+            assert float(rest.abs().max()) == 0  # the keys a local layer dropped had no weight left
 
 
 def test_the_cache_rolls_on_local_layers_and_grows_on_global_ones(pair, ours):
-    _, made, _, _ = pair
     d = ours.description
-    for step in made.steps:
+    for step in pair.made.steps:
         seen = step.position + 1  # every token up to the one fed in
         expected = [min(seen, d.window) if d.layer_kind(layer) == "local" else seen
                     for layer in range(1, d.layers + 1)]

@@ -37,7 +37,8 @@ from mha_explorer.core.models.gemma3.weights_file import WeightsAltered, read_we
 from mha_explorer.core.models.progress import Cancel, Progress, Share, stop_if_asked
 
 D = GEMMA3_270M
-_TEXT_CACHE = 3  # texts whose layers are kept; a 512-token text holds about 60 MB per layer
+_TEXT_CACHE = 2  # texts whose runs are kept (see TextRun for what a run holds)
+FULL_LAYERS = 3  # layers of a text whose every activation is kept
 
 
 @dataclass(frozen=True)
@@ -283,42 +284,62 @@ class Gemma3:
 
 class TextRun:
     """One text through the model, computed only as far as something asks: layer L needs
-    layers 1..L−1 only; the logits need all 18."""
+    layers 1..L−1 only; the logits need all 18.
+
+    Every layer's output is kept (T × 640 numbers), but all the activations of only the
+    FULL_LAYERS layers asked last: a layer holds about 42 KB per token plus 32·T² bytes of
+    scores and weights (77 MB at 1,024 tokens). Asking again for a layer no longer kept
+    recomputes that one layer from the kept input."""
 
     def __init__(self, model: Gemma3, ids: tuple[int, ...]):
         self.model, self.ids = model, ids
         self._embedded: torch.Tensor | None = None
-        self._layers: list[LayerActivations] = []
+        self._outputs: list[torch.Tensor] = []  # hidden_out [1, T, D] of layers 1, 2, ...
+        self._full: collections.OrderedDict[int, LayerActivations] = collections.OrderedDict()
         self._lock = threading.RLock()
 
     def input_of(self, layer: int, cancel: Cancel | None = None) -> torch.Tensor:
         """[1, T, D]: the residual stream entering layer ``layer`` (1-based)."""
         check_layer(layer)
-        if layer == 1:
-            with self._lock, torch.inference_mode():
-                if self._embedded is None:
-                    self._embedded = self.model.embed(self.ids)
-                return self._embedded
-        return self.layer(layer - 1, cancel).hidden_out
+        with self._lock, torch.inference_mode():
+            if self._embedded is None:
+                self._embedded = self.model.embed(self.ids)
+            while len(self._outputs) < layer - 1:
+                stop_if_asked(cancel)
+                x = self._outputs[-1] if self._outputs else self._embedded
+                self._keep(self.model.layer(len(self._outputs) + 1, x))
+            return self._outputs[layer - 2] if layer > 1 else self._embedded
+
+    def _keep(self, acts: LayerActivations) -> None:
+        if acts.layer == len(self._outputs) + 1:
+            self._outputs.append(acts.hidden_out)
+        self._full[acts.layer] = acts
+        self._full.move_to_end(acts.layer)
+        while len(self._full) > FULL_LAYERS:
+            self._full.popitem(last=False)
 
     def layer(self, layer: int, cancel: Cancel | None = None) -> LayerActivations:
         """Layer ``layer`` (1-based), computing the ones before it not yet done; Cancelled
         between layers when ``cancel()`` says so (the layers done are kept)."""
-        check_layer(layer)
         with self._lock, torch.inference_mode():
-            while len(self._layers) < layer:
+            x = self.input_of(layer, cancel)
+            if layer not in self._full:
                 stop_if_asked(cancel)
-                x = self._layers[-1].hidden_out if self._layers else self.input_of(1)
-                self._layers.append(self.model.layer(len(self._layers) + 1, x))
-            return self._layers[layer - 1]
+                self._keep(self.model.layer(layer, x))
+            self._full.move_to_end(layer)
+            return self._full[layer]
 
     def layers(self, cancel: Cancel | None = None) -> tuple[LayerActivations, ...]:
-        self.layer(D.layers, cancel)
-        return tuple(self._layers)
+        """All 18 layers' activations (held by the caller; this run keeps the last few)."""
+        return tuple(self.layer(layer, cancel) for layer in range(1, D.layers + 1))
+
+    def hidden_out(self, layer: int, cancel: Cancel | None = None) -> torch.Tensor:
+        """[1, T, D]: layer ``layer``'s output, without keeping its other activations."""
+        return self.input_of(layer + 1, cancel) if layer < D.layers else self.layer(layer, cancel).hidden_out
 
     def logits(self, cancel: Cancel | None = None) -> torch.Tensor:
         """[T, vocab] next-token logits."""
-        hidden = self.layer(D.layers, cancel).hidden_out[0]  # [T, D]
+        hidden = self.hidden_out(D.layers, cancel)[0]  # [T, D]
         with torch.inference_mode():
             return self.model.final_logits(hidden)
 
