@@ -97,7 +97,7 @@ def test_decode_report_contract():
     P = out["prompt_tokens"]
     assert out["weights"] == "gemma3-270m" and len(out["token_ids"]) == P + 3
     assert out["token_ids"][P:] == [s["token_id"] for s in out["steps"]]
-    assert out["text"].startswith("<bos>The capital of France is")
+    assert out["text"].startswith("The capital of France is")
     for index, step in enumerate(out["steps"]):
         assert step["step"] == index + 1 and step["position"] == P - 1 + index
         assert len(step["cache_tokens"]) == 18 and step["cache_tokens"][5] == P + index
@@ -106,4 +106,4 @@ def test_decode_report_contract():
         assert rows["layer"] == 6 and len(rows["weights"]) == 4
         assert rows["key_positions"] == list(range(P + index))
         assert all(abs(sum(row) - 1) < 1e-4 for row in rows["weights"])
-    assert "".join(s["text"] for s in out["steps"]) == out["text"][len("<bos>The capital of France is"):]
+    assert "".join(s["text"] for s in out["steps"]) == out["text"][len("The capital of France is"):]

@@ -16,8 +16,8 @@ A decoder of 18 layers over token embeddings scaled by sqrt(640). Each layer:
 
 then a final RMSNorm and the logits against the (tied) embedding matrix. RMSNorm
 multiplies by the stored scale (which already holds Gemma's "1 +"). Layers are
-numbered from 1, as people count them. Weights are float32 on the CPU, read with
-the app's converted safetensors copy after its SHA-256 matched the manifest.
+numbered from 1, as people count them. Weights are float32 on the CPU, read from
+the app's converted safetensors copy once its SHA-256 matched the manifest.
 """
 
 from __future__ import annotations
@@ -370,8 +370,10 @@ def load_model(progress: Progress | None = None, cancel: Cancel | None = None) -
 def _read_both(found: files.ConvertedFiles, progress: Share, cancel: Cancel | None):
     """The tokenizer and the weights, both checked against the manifest. The weights' hash runs
     on a thread while the tokenizer is read (which holds the GIL for about 1.5 s)."""
-    pending = read_weights(found, progress, cancel)
+    pending = read_weights(found, progress.part(0.0, 0.4), cancel)
+    progress(0.4, f"loading {D.name}: its 262,144-piece vocabulary")
     tok = load_tokenizer(found.tokenizer, found.tokenizer_sha256)
+    progress(0.95, f"loading {D.name}: checking the weights' SHA-256")
     return tok, pending.verified(cancel)
 
 

@@ -12,7 +12,7 @@
 ``decode_report(text, steps)`` is the JSON of ``mha-explorer decode --weights gemma3-270m``:
 
     {"weights": "gemma3-270m", "prompt_tokens": P, "token_ids": [P prompt ids, N new ids],
-     "text": "...", "prefill_seconds": s, "stopped": "steps" | "eos",
+     "text": "prompt and continuation, no <bos>", "prefill_seconds": s, "stopped": "steps" | "eos",
      "steps": [{"step": 1, "input_token_id": i, "position": p, "token_id": t, "text": " Paris",
                 "cache_tokens": [18 per layer], "cache_bytes": [18 per layer],
                 "model_cache_bytes": b, "seconds": s,
@@ -24,6 +24,7 @@ first (ConfigError, one line, nothing loaded) and the extra (GemmaFilesError).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,8 +121,9 @@ def heads_report(layer: int, text: str, progress: Progress | None = None,
 
 def decode_report(text: str, steps: int, attention_layer: int | None = None,
                   progress: Progress | None = None, cancel: Cancel | None = None,
-                  on_step=None) -> dict[str, Any]:
-    """Greedy generation of ``steps`` tokens after ``text`` (<bos> put first), as JSON."""
+                  on_step: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """Greedy generation of ``steps`` tokens after ``text`` (<bos> put first), as JSON;
+    ``on_step`` sees each ``GenerationStep`` as it is made."""
     _check_text(text)
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= DECODE_MAX_STEPS:
         fix = [{"steps": min(max(steps, 1), DECODE_MAX_STEPS)}] if isinstance(steps, int) else []
@@ -147,7 +149,8 @@ def decode_report(text: str, steps: int, attention_layer: int | None = None,
                                 "weights": np.round(found.weights.astype(np.float64), DIGITS).tolist()}
         rows.append(row)
     return {"weights": D.key, "prompt_tokens": len(ids), "token_ids": run.token_ids,
-            "text": model.tokenizer.decode(run.token_ids), "prefill_seconds": round(run.prefill_seconds, 4),
+            "text": model.tokenizer.decode(run.token_ids[1:]),  # the <bos> is not text
+            "prefill_seconds": round(run.prefill_seconds, 4),
             "stopped": run.stopped, "steps": rows}
 
 
