@@ -174,6 +174,17 @@ def test_an_edited_tokenizer_file_is_refused(tmp_path):
 
 
 @needs_packages
+def test_a_cache_that_cannot_be_written_is_one_line_with_the_way_out(monkeypatch, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv(cache_files.CACHE_ENV, str(blocker))
+    with pytest.raises(files.GemmaFilesError) as err:
+        convert.prepare()
+    assert "\n" not in err.value.message and cache_files.CACHE_ENV in err.value.message
+    assert blocker.read_text() == "a file where the cache folder should be"
+
+
+@needs_packages
 def test_cancel_stops_between_tensors_and_leaves_nothing(monkeypatch, tmp_path):
     monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
     seen: list[str] = []

@@ -33,11 +33,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mha_explorer.core.models.cache_files import atomic_file, own_folder, remove_stale_parts
+from mha_explorer.core.models.cache_files import CACHE_ENV, atomic_file, own_folder, remove_stale_parts
 from mha_explorer.core.models.gemma3 import files
 from mha_explorer.core.models.gemma3.description import D_FF, GEMMA3_270M, RMS_NORM_EPS
 from mha_explorer.core.models.gguf_container import GGUFLayout, TensorEntry, read_layout
 from mha_explorer.core.models.progress import Cancel, Progress, Share, stop_if_asked
+from mha_explorer.core.safe_files import describe
 
 READ_BLOCK = 8 << 20  # bytes read (and hashed) between two looks at cancel
 ROWS_PER_PIECE = 8192  # rows dequantised at once: the embedding's 262,144 rows in 32 pieces
@@ -272,7 +273,13 @@ def prepare(progress: Progress | None = None, cancel: Cancel | None = None,
         notice = files.notice_for(folder, problem) if problem else None
         if notice and progress is not None:
             progress(0.0, notice)
-        convert(files.chunk_paths(), folder, progress, cancel)
+        chunks = files.chunk_paths()
+        try:
+            convert(chunks, folder, progress, cancel)
+        except OSError as exc:  # a full disk, a read-only or odd folder: one line with the way out
+            raise files.GemmaFilesError(
+                f"{NAME} cannot be converted into {folder}: {describe(exc)}; free some space or set "
+                f"{CACHE_ENV} to a writable folder") from exc
         found, problem = files.read_manifest(folder)
         if found is None:  # written just now: only something outside the app changes it so fast
             raise files.GemmaFilesError(f"the converted copy in {folder} {problem} right after writing it")
