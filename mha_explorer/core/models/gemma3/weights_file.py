@@ -103,5 +103,6 @@ def read_weights(found: ConvertedFiles, progress: Progress | None = None,
             at += got
             if progress is not None:
                 progress(at / max(size, 1), f"loading {name}: {at // 10**6} of {size // 10**6} MB")
+    # each tensor's bytes seen as float32 in its own shape, e.g. [262144, 640]: views, no copy
     tensors = {key: data[start:stop].view(torch.float32).view(shape) for key, shape, start, stop in order}
     return PendingWeights(tensors, head, data, found.weights_sha256)
