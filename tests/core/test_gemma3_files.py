@@ -184,6 +184,25 @@ def test_a_cache_that_cannot_be_written_is_one_line_with_the_way_out(monkeypatch
     assert blocker.read_text() == "a file where the cache folder should be"
 
 
+def _left_in(folder: Path) -> list[str]:
+    """The files in a conversion folder besides its (empty, lasting) lock file."""
+    return sorted(p.name for p in folder.iterdir() if p.name != cache_files.LOCK_FILE)
+
+
+@needs_packages
+def test_a_second_conversion_waits_for_the_first_and_hears_cancel(monkeypatch, tmp_path):
+    pytest.importorskip("fcntl")
+    monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
+    folder = files.model_cache_dir()
+    folder.mkdir(parents=True)
+    seen: list[str] = []
+    # the lock held as another program converting into the same folder would hold it
+    with cache_files.folder_lock(folder), pytest.raises(Cancelled):
+        convert.prepare(lambda fraction, text: seen.append(text), cancel=lambda: bool(seen))
+    assert seen == ["waiting for another program converting Gemma 3 270M"]
+    assert _left_in(folder) == []
+
+
 @needs_packages
 def test_cancel_stops_between_tensors_and_leaves_nothing(monkeypatch, tmp_path):
     monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
@@ -192,8 +211,7 @@ def test_cancel_stops_between_tensors_and_leaves_nothing(monkeypatch, tmp_path):
         convert.prepare(lambda fraction, text: seen.append(text),
                       cancel=lambda: bool(seen) and seen[-1].endswith("tensor 37 of 236"))
     assert seen[-1] == "converting Gemma 3 270M: tensor 37 of 236"  # nothing went on after the cancel
-    folder = files.model_cache_dir()
-    assert list(folder.iterdir()) == []  # no weights, no tokenizer, no manifest, no part file
+    assert _left_in(files.model_cache_dir()) == []  # no weights, no tokenizer, no manifest, no part file
 
 
 @needs_packages
@@ -206,7 +224,7 @@ def test_ctrl_c_during_conversion_leaves_nothing(monkeypatch, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         convert.prepare(interrupt)
-    assert list(files.model_cache_dir().iterdir()) == []
+    assert _left_in(files.model_cache_dir()) == []
     ok, message = files.is_available()
     assert ok and "the first use converts it" in message
 

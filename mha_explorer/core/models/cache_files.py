@@ -30,6 +30,8 @@ APP_FOLDER = "mha-explorer"
 PART_SUFFIX = ".part"
 HASH_CHUNK = 8 << 20  # bytes hashed between two looks at cancel (about 7 ms)
 STALE_PART_SECONDS = 600  # a part file untouched this long belongs to a killed writer
+LOCK_FILE = ".lock"
+LOCK_POLL_SECONDS = 0.1
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:
@@ -103,6 +105,36 @@ def remove_stale_parts(folder: Path, now: float | None = None) -> None:
             info = os.lstat(part)
             if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_PART_SECONDS:
                 os.unlink(part)
+
+
+@contextmanager
+def folder_lock(folder: Path, cancel: Cancel | None = None, waiting: Progress | None = None,
+                text: str = "") -> Iterator[None]:
+    """Hold ``folder``'s lock file while writing into it, so a second process (the window and
+    the command line at once) waits for the first one's files instead of racing it. Polls,
+    so ``cancel`` is heard while waiting; ``waiting(0, text)`` is said once if it has to wait.
+    Without fcntl (not on Unix) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not told and waiting is not None:
+                    waiting(0.0, text)
+                told = True
+                stop_if_asked(cancel)
+                time.sleep(LOCK_POLL_SECONDS)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def sha256_file(path: Path, progress: Progress | None = None, cancel: Cancel | None = None,

@@ -33,7 +33,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mha_explorer.core.models.cache_files import CACHE_ENV, atomic_file, own_folder, remove_stale_parts
+from mha_explorer.core.models.cache_files import (
+    CACHE_ENV,
+    atomic_file,
+    folder_lock,
+    own_folder,
+    remove_stale_parts,
+)
 from mha_explorer.core.models.gemma3 import files
 from mha_explorer.core.models.gemma3.description import D_FF, GEMMA3_270M, RMS_NORM_EPS
 from mha_explorer.core.models.gguf_container import GGUFLayout, TensorEntry, read_layout
@@ -262,20 +268,30 @@ def prepare(progress: Progress | None = None, cancel: Cancel | None = None,
             rebuild: str | None = None) -> files.ConvertedFiles:
     """The converted copy, converting it first when it is missing or its manifest disagrees
     with the files; ``rebuild`` (what was found wrong, e.g. by a hash check on load) forces a
-    new conversion. ``progress(fraction, text)`` and ``cancel()`` as in ``convert``."""
+    new conversion. ``progress(fraction, text)`` and ``cancel()`` as in ``convert``.
+
+    Another process converting into the same folder (the window and the command line at
+    once) is waited for, and its copy used, rather than raced."""
     folder = files.model_cache_dir()
     with _prepare_lock:
-        found, problem = (None, rebuild) if rebuild else files.read_manifest(folder)
-        if found is not None:
+        found, problem = files.read_manifest(folder)
+        if found is not None and rebuild is None:
             if progress is not None:
                 progress(1.0, f"{NAME}: converted copy found")
             return found
-        notice = files.notice_for(folder, problem) if problem else None
-        if notice and progress is not None:
-            progress(0.0, notice)
         chunks = files.chunk_paths()
         try:
-            convert(chunks, folder, progress, cancel)
+            own_folder(folder.parent)
+            own_folder(folder)
+            with folder_lock(folder, cancel, progress, f"waiting for another program converting {NAME}"):
+                if rebuild is None:
+                    found, problem = files.read_manifest(folder)  # made meanwhile by the other one?
+                    if found is not None:
+                        return found
+                notice = files.notice_for(folder, rebuild or problem) if rebuild or problem else None
+                if notice and progress is not None:
+                    progress(0.0, notice)
+                convert(chunks, folder, progress, cancel)
         except OSError as exc:  # a full disk, a read-only or odd folder: one line with the way out
             raise files.GemmaFilesError(
                 f"{NAME} cannot be converted into {folder}: {describe(exc)}; free some space or set "
