@@ -79,6 +79,16 @@ def test_a_chunk_of_the_wrong_size_is_refused(monkeypatch):
     assert not ok and f"not {size + 1:,}" in message and "reinstall" in message
 
 
+@needs_packages
+def test_the_terms_of_use_ship_with_the_weights():
+    from mha_explorer.core.models.gemma3.description import GEMMA3_270M
+
+    path = files.terms_path()
+    assert path is not None and path.name == "GEMMA_TERMS.html"
+    assert "Gemma Terms of Use" in path.read_text(encoding="utf-8", errors="replace")
+    assert str(Path(files.TERMS_FILE)) in GEMMA3_270M.distribution.licence
+
+
 def test_loading_without_the_packages_raises_the_same_message(monkeypatch):
     torch = pytest.importorskip("torch")  # noqa: F841 - the model module needs it
     from mha_explorer.core.models.gemma3 import model

