@@ -239,32 +239,66 @@ def test_ctrl_c_during_conversion_leaves_nothing(monkeypatch, tmp_path):
     assert ok and "the first use converts it" in message
 
 
-@needs_packages
-@pytest.mark.slow
-def test_an_altered_copy_is_converted_again_with_one_sentence(monkeypatch, tmp_path):
-    """A byte changed inside the cached weights (same size) is found by the hash on load; the
-    copy is converted again and the model says so once."""
-    torch = pytest.importorskip("torch")
-    from mha_explorer.core.models.gemma3 import model
-
-    real = convert.prepare()  # the session's converted copy (converted first if needed)
-    session_model = model.load_model()
+def _copy_of_the_converted_files(monkeypatch, tmp_path: Path, link: tuple[str, ...] = ()) -> Path:
+    """The session's converted copy (converted first if needed) copied into a temporary cache,
+    which becomes the one the app uses; files in ``link`` are hard links (never written)."""
+    real = convert.prepare()
     monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
     folder = files.model_cache_dir()
     folder.mkdir(parents=True)
     for name in (files.WEIGHTS_FILE, files.TOKENIZER_FILE, files.MANIFEST_FILE):
-        shutil.copyfile(real.folder / name, folder / name)
-    with open(folder / files.WEIGHTS_FILE, "r+b") as handle:
-        handle.seek(os.path.getsize(folder / files.WEIGHTS_FILE) // 2)
+        if name in link:
+            os.link(real.folder / name, folder / name)
+        else:
+            shutil.copyfile(real.folder / name, folder / name)
+    return folder
+
+
+def _flip_a_byte(path: Path) -> None:
+    """Change one byte in the middle of ``path``; its size stays."""
+    with open(path, "r+b") as handle:
+        handle.seek(os.path.getsize(path) // 2)
         byte = handle.read(1)
         handle.seek(-1, os.SEEK_CUR)
         handle.write(bytes([byte[0] ^ 0xFF]))
+
+
+@needs_packages
+@pytest.mark.slow
+def test_altered_weights_are_converted_again_with_one_sentence(monkeypatch, tmp_path):
+    """A byte changed inside the cached weights (same size) is found by the hash on load; the
+    weights are converted again, the tokenizer kept, and the model says so once."""
+    torch = pytest.importorskip("torch")
+    from mha_explorer.core.models.gemma3 import model
+
+    session_model = model.load_model()
+    folder = _copy_of_the_converted_files(monkeypatch, tmp_path)
+    _flip_a_byte(folder / files.WEIGHTS_FILE)
+    tokenizer_before = os.stat(folder / files.TOKENIZER_FILE)
     texts: list[str] = []
     rebuilt = model._load(lambda fraction, text: texts.append(text), None)
     assert rebuilt.notice is not None
-    assert "was altered" in rebuilt.notice and "converting it again" in rebuilt.notice
+    assert "was altered (model.safetensors" in rebuilt.notice and "converting it again" in rebuilt.notice
     assert rebuilt.notice in texts  # shown where the progress is shown
     recorded = files.read_manifest(folder)[0].weights_sha256
     assert cache_files.sha256_file(folder / files.WEIGHTS_FILE) == recorded
     for name in ("embed.weight", "layers.8.o_proj.weight", "layers.17.post_mlp_norm.scale"):
         assert torch.equal(rebuilt.t[name], session_model.t[name])
+    assert os.stat(folder / files.TOKENIZER_FILE).st_ino == tokenizer_before.st_ino  # not made again
+    assert not any("tokenizer" in text for text in texts)
+
+
+@needs_packages
+def test_an_altered_tokenizer_is_made_again_alone(monkeypatch, tmp_path):
+    from mha_explorer.core.models.gemma3 import tokenizer
+
+    folder = _copy_of_the_converted_files(monkeypatch, tmp_path, link=(files.WEIGHTS_FILE,))
+    _flip_a_byte(folder / files.TOKENIZER_FILE)
+    monkeypatch.setattr(tokenizer, "_loaded", {})  # as in a new process: nothing read yet
+    texts: list[str] = []
+    tok = tokenizer.gemma_tokenizer(lambda fraction, text: texts.append(text))
+    assert tok.encode("hello world")[1] == ["<bos>", "hello", "▁world"]
+    assert any("was altered (tokenizer.json" in text for text in texts)
+    assert not any("tensor" in text for text in texts)  # the weights were kept
+    found = files.read_manifest(folder)[0]
+    assert cache_files.sha256_file(folder / files.TOKENIZER_FILE) == found.tokenizer_sha256

@@ -39,6 +39,7 @@ from mha_explorer.core.models.cache_files import (
     folder_lock,
     own_folder,
     remove_stale_parts,
+    sha256_file,
 )
 from mha_explorer.core.models.gemma3 import files
 from mha_explorer.core.models.gemma3.description import D_FF, GEMMA3_270M, RMS_NORM_EPS
@@ -233,9 +234,11 @@ def _prefixed(progress: Progress, prefix: str) -> Progress:
 
 
 def convert(chunks: list[Path], folder: Path, progress: Progress | None = None,
-            cancel: Cancel | None = None) -> dict[str, Any]:
+            cancel: Cancel | None = None, keep: files.ConvertedFiles | None = None) -> dict[str, Any]:
     """Convert the chunks into ``folder`` (made if missing); returns the manifest written.
 
+    ``keep``: a copy whose files are whole but one: only the file whose recorded size or
+    SHA-256 it no longer has is made again (the other is checked again when loaded).
     Cancelled (from ``cancel``) or any error leaves no partial file and no manifest; a
     previous complete copy is replaced only file by file, each whole."""
     share = Share(progress)
@@ -245,20 +248,34 @@ def convert(chunks: list[Path], folder: Path, progress: Progress | None = None,
     data = read_chunks(chunks, share.part(0.0, 0.08), cancel)
     layout = read_layout(data)
     check_metadata(layout.metadata)
-    weights_sha, weights_bytes = write_weights(data, layout, folder / files.WEIGHTS_FILE,
-                                               share.part(0.1, 0.8), cancel)
-    tok_sha, tok_bytes = write_tokenizer(layout.metadata, folder / files.TOKENIZER_FILE,
-                                         _prefixed(share.part(0.8, 1.0), f"converting {NAME}: "), cancel)
+    if keep is not None and _still(keep.weights, keep.weights_bytes, keep.weights_sha256):
+        weights = keep.weights_sha256, keep.weights_bytes
+    else:
+        weights = write_weights(data, layout, folder / files.WEIGHTS_FILE, share.part(0.1, 0.8), cancel)
+    if keep is not None and _still(keep.tokenizer, keep.tokenizer_bytes, keep.tokenizer_sha256):
+        tokenizer = keep.tokenizer_sha256, keep.tokenizer_bytes
+    else:
+        tokenizer = write_tokenizer(layout.metadata, folder / files.TOKENIZER_FILE,
+                                    _prefixed(share.part(0.8, 1.0), f"converting {NAME}: "), cancel)
     share(1.0, f"converting {NAME}: done")
     manifest = {
         "model": GEMMA3_270M.key, "source_sha256": files.GGUF_SHA256, "converter": files.CONVERTER_VERSION,
-        "files": {files.WEIGHTS_FILE: {"bytes": weights_bytes, "sha256": weights_sha},
-                  files.TOKENIZER_FILE: {"bytes": tok_bytes, "sha256": tok_sha}},
+        "files": {files.WEIGHTS_FILE: {"bytes": weights[1], "sha256": weights[0]},
+                  files.TOKENIZER_FILE: {"bytes": tokenizer[1], "sha256": tokenizer[0]}},
     }
     with atomic_file(folder / files.MANIFEST_FILE) as out:
         out.write(json.dumps(manifest, indent=1).encode("utf-8"))
     remove_stale_parts(folder)
     return manifest
+
+
+def _still(path: Path, size: int, sha256: str) -> bool:
+    """Whether ``path`` still has the recorded size and SHA-256 (12 MB: milliseconds; the
+    weights' 1 GB: about a second, against several to convert them)."""
+    try:
+        return path.stat().st_size == size and sha256_file(path) == sha256
+    except OSError:
+        return False
 
 
 _prepare_lock = threading.Lock()
@@ -291,7 +308,7 @@ def prepare(progress: Progress | None = None, cancel: Cancel | None = None,
                 notice = files.notice_for(folder, rebuild or problem) if rebuild or problem else None
                 if notice and progress is not None:
                     progress(0.0, notice)
-                convert(chunks, folder, progress, cancel)
+                convert(chunks, folder, progress, cancel, keep=found if rebuild else None)
         except OSError as exc:  # a full disk, a read-only or odd folder: one line with the way out
             raise files.GemmaFilesError(
                 f"{NAME} cannot be converted into {folder}: {describe(exc)}; free some space or set "
