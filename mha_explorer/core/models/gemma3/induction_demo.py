@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from mha_explorer.core.models.gemma3.model import D, Gemma3
+from mha_explorer.core.models.gemma3.model import Gemma3
 from mha_explorer.core.models.gemma3.tokenizer import BOS_ID
 from mha_explorer.core.models.head_patterns import induction
 from mha_explorer.core.models.progress import Cancel
@@ -39,22 +39,14 @@ class RepeatDemo:
         return int(layer) + 1, int(head), float(self.prefix_matching[layer, head])
 
 
-def ordinary_ids(model: Gemma3) -> np.ndarray:
-    """Ids of ordinary pieces: not control, not user-defined, not a lone byte."""
-    if model.tokenizer is None:
-        raise RuntimeError("the model was loaded without its tokenizer")
-    tok = model.tokenizer.tok
-    added = set(tok.get_added_tokens_decoder())
-    ids = [i for i in range(D.vocab_size)
-           if i not in added and not (tok.id_to_token(i) or "").startswith("<0x")]
-    return np.asarray(ids, dtype=np.int64)
-
-
 def repeated_random_tokens(model: Gemma3, n: int = 50, seed: int = 0) -> list[int]:
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_REPEAT:
         raise ValueError(f"n must be a whole number from 2 to {MAX_REPEAT}, got {n!r}")
+    if model.tokenizer is None:
+        raise RuntimeError("the model was loaded without its tokenizer")
     rng = np.random.default_rng(seed)
-    chosen = rng.choice(ordinary_ids(model), size=n, replace=False).tolist()
+    pool = np.asarray(model.tokenizer.ordinary_ids, dtype=np.int64)
+    chosen = rng.choice(pool, size=n, replace=False).tolist()
     return [BOS_ID, *chosen, *chosen]
 
 

@@ -7,6 +7,7 @@ it without loading the model (converting the packages' file first if needed).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 from collections.abc import Sequence
@@ -73,6 +74,13 @@ class GemmaTokenizer:
     @property
     def vocab_size(self) -> int:
         return self.tok.get_vocab_size(with_added_tokens=True)
+
+    @functools.cached_property
+    def ordinary_ids(self) -> tuple[int, ...]:
+        """Ids of ordinary pieces: not control, not user-defined, not a lone byte."""
+        added = set(self.tok.get_added_tokens_decoder())
+        return tuple(i for i in range(self.vocab_size)
+                     if i not in added and not (self.tok.id_to_token(i) or "").startswith("<0x"))
 
 
 def gemma_tokenizer(progress: Progress | None = None, cancel: Cancel | None = None) -> GemmaTokenizer:
