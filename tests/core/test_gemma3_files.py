@@ -240,7 +240,7 @@ def test_ctrl_c_during_conversion_leaves_nothing(monkeypatch, tmp_path):
 
 
 def _copy_of_the_converted_files(monkeypatch, tmp_path: Path, link: tuple[str, ...] = ()) -> Path:
-    """The session's converted copy (converted first if needed) copied into a temporary cache,
+    """The converted copy in use (converted first if needed) copied into a temporary cache,
     which becomes the one the app uses; files in ``link`` are hard links (never written)."""
     real = convert.prepare()
     monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
@@ -271,7 +271,7 @@ def test_altered_weights_are_converted_again_with_one_sentence(monkeypatch, tmp_
     torch = pytest.importorskip("torch")
     from mha_explorer.core.models.gemma3 import model
 
-    session_model = model.load_model()
+    loaded_model = model.load_model()
     folder = _copy_of_the_converted_files(monkeypatch, tmp_path)
     _flip_a_byte(folder / files.WEIGHTS_FILE)
     tokenizer_before = os.stat(folder / files.TOKENIZER_FILE)
@@ -283,7 +283,7 @@ def test_altered_weights_are_converted_again_with_one_sentence(monkeypatch, tmp_
     recorded = files.read_manifest(folder)[0].weights_sha256
     assert cache_files.sha256_file(folder / files.WEIGHTS_FILE) == recorded
     for name in ("embed.weight", "layers.8.o_proj.weight", "layers.17.post_mlp_norm.scale"):
-        assert torch.equal(rebuilt.t[name], session_model.t[name])
+        assert torch.equal(rebuilt.t[name], loaded_model.t[name])
     assert os.stat(folder / files.TOKENIZER_FILE).st_ino == tokenizer_before.st_ino  # not made again
     assert not any("tokenizer" in text for text in texts)
 
