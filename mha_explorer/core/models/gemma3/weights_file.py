@@ -1,0 +1,108 @@
+"""Reading the converted weights into the app's own memory and proving them unaltered.
+
+The file is the safetensors layout the conversion wrote: an 8-byte header length,
+a JSON header, then float32 tensors back to back. It is read with plain reads into
+one buffer of the app's own memory, and the tensors are views of that buffer. (The
+safetensors library maps the file instead, and a mapped file cut short under a
+running app crashes it with SIGBUS; its pread backend takes seconds longer. The
+tests check these tensors equal ``safetensors.torch.load_file``'s.)
+
+The SHA-256 of exactly the bytes read is compared with the manifest's. Hashing
+(about 0.9 s) runs on a thread of its own while the caller reads the tokenizer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import struct
+import threading
+
+import torch
+
+from mha_explorer.core.models.gemma3.description import GEMMA3_270M
+from mha_explorer.core.models.gemma3.files import ConvertedFiles
+from mha_explorer.core.models.progress import Cancel, Progress, stop_if_asked
+
+READ_SLICE = 32 << 20  # bytes read between two looks at cancel (about 30 ms)
+WAIT_SLICE = 0.05  # seconds between two looks at cancel while the hash finishes
+MAX_HEADER = 100 << 20
+
+
+class WeightsAltered(ValueError):
+    """The cached weights are not the bytes the conversion wrote."""
+
+
+def _header(handle) -> tuple[bytes, list[tuple[str, list[int], int, int]]]:
+    """The file's first bytes (length + JSON header) and (name, shape, start, end) of every
+    tensor in file order; WeightsAltered unless float32 tensors tile the data exactly."""
+    prefix = handle.read(8)
+    if len(prefix) != 8:
+        raise WeightsAltered("it is cut short")
+    (n,) = struct.unpack("<Q", prefix)
+    if n > MAX_HEADER:
+        raise WeightsAltered("its header is not a safetensors header")
+    text = handle.read(n)
+    try:
+        header = json.loads(text)
+        entries = sorted((v["data_offsets"][0], v["data_offsets"][1], k, [int(d) for d in v["shape"]],
+                          v["dtype"]) for k, v in header.items() if k != "__metadata__")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise WeightsAltered("its header is not a safetensors header") from None
+    end = 0
+    for start, stop, _name, shape, dtype in entries:
+        if start != end or dtype != "F32" or stop - start != 4 * math.prod(shape):
+            raise WeightsAltered("its tensors do not tile the file")
+        end = stop
+    return prefix + text, [(name, shape, start, stop) for start, stop, name, shape, _ in entries]
+
+
+class PendingWeights:
+    """Tensors read and a hash still running; ``verified`` hands them out once it matched."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor], head: bytes, data: torch.Tensor, expected: str):
+        self._tensors = tensors
+        self._expected = expected
+        self._digest: str | None = None
+        self._thread = threading.Thread(target=self._hash, args=(head, data), name="gemma-hash", daemon=True)
+        self._thread.start()
+
+    def _hash(self, head: bytes, data: torch.Tensor) -> None:
+        digest = hashlib.sha256(head)
+        digest.update(memoryview(data.numpy()))  # one call: the GIL stays free for the whole file
+        self._digest = digest.hexdigest()
+
+    def verified(self, cancel: Cancel | None = None) -> dict[str, torch.Tensor]:
+        while self._thread.is_alive():
+            stop_if_asked(cancel)
+            self._thread.join(WAIT_SLICE)
+        if self._digest != self._expected:
+            raise WeightsAltered("its SHA-256 no longer matches the one recorded when it was written")
+        return self._tensors
+
+
+def read_weights(found: ConvertedFiles, progress: Progress | None = None,
+                 cancel: Cancel | None = None) -> PendingWeights:
+    """Read the converted copy's tensors; their hash check is started, ``verified`` ends it."""
+    name = GEMMA3_270M.name
+    with open(found.weights, "rb", buffering=0) as handle:
+        head, order = _header(handle)
+        size = order[-1][3] if order else 0
+        if os.fstat(handle.fileno()).st_size != len(head) + size:
+            raise WeightsAltered("its size does not match its header")
+        data = torch.empty(size, dtype=torch.uint8)  # every tensor's bytes, in file order
+        raw = memoryview(data.numpy())
+        at = 0
+        while at < size:
+            stop_if_asked(cancel)
+            got = handle.readinto(raw[at:at + READ_SLICE])
+            if not got:
+                raise WeightsAltered("it is cut short")
+            at += got
+            if progress is not None:
+                progress(at / max(size, 1), f"loading {name}: {at // 10**6} of {size // 10**6} MB")
+    # each tensor's bytes seen as float32 in its own shape, e.g. [262144, 640]: views, no copy
+    tensors = {key: data[start:stop].view(torch.float32).view(shape) for key, shape, start, stop in order}
+    return PendingWeights(tensors, head, data, found.weights_sha256)
