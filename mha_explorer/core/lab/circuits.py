@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
+from mha_explorer.core.lab.lesson import FORMED
 from mha_explorer.core.lab.model import LabModel, LabModelSpec
 
 PROBE_SIZE = 64  # repeated random sequences the scores average over
-FORMED = 0.5  # a prefix-matching score above this counts as an induction head
 
 
 def probe_batch(spec: LabModelSpec, seed: int, device: str = "cpu") -> torch.Tensor:

@@ -116,6 +116,11 @@ class StaggeredRefresh(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
+    def stop(self) -> None:
+        """Drop what is waiting (the page is going)."""
+        self._pending.clear()
+        self._timer.stop()
+
     def _run_one(self) -> None:
         if not self._pending:
             self._timer.stop()
