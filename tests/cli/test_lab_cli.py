@@ -24,7 +24,8 @@ def test_json_has_the_documented_shape(capsys):
     assert set(report) == {"task", "runs", "ablation", "pruning"} and report["task"] == "copy"
     assert [r["heads"] for r in report["runs"]] == [1, 2]
     for r in report["runs"]:
-        assert set(r) == {"heads", "final_accuracy", "steps_to_95", "curve", "entropy_bits", "prefix_matching"}
+        assert set(r) == {"heads", "final_accuracy", "steps_to_95", "curve", "entropy_bits",
+                          "prefix_matching"}
         assert len(r["entropy_bits"]) == r["heads"]
         # one prefix-matching score per curve point, at the same steps, each a mean attention weight
         assert [p[0] for p in r["prefix_matching"]] == [c[0] for c in r["curve"]]

@@ -89,7 +89,8 @@ class PhaseView(QWidget):
     def _session_line(self, task: str) -> str:
         """This session's runs of ``task`` side by side by layer count: the app's own
         one-layer against two-layer contrast, beside the paper's."""
-        seen = sorted((layers, acc, score) for (t, layers), (acc, score) in self._by_layers.items() if t == task)
+        seen = sorted((layers, acc, score)
+                      for (t, layers), (acc, score) in self._by_layers.items() if t == task)
         parts = [f"{layers} layer{'s' if layers > 1 else ''}: held-out accuracy {acc:.0%}, best prefix "
                  f"matching {score:.2f}" for layers, acc, score in seen]
         return f"Here, on {task}: " + "; ".join(parts) + "."
