@@ -83,7 +83,8 @@ def _edit(path: str, value):
 
 
 META_CASES = {
-    "curve rows of two": (_edit("curve", [[3, 1.0], [6, 0.5]]), "'curve' must be a list of [step, loss, accuracy]"),
+    "curve rows of two": (_edit("curve", [[3, 1.0], [6, 0.5]]),
+                          "'curve' must be a list of [step, loss, accuracy]"),
     "curve is a number": (_edit("curve", 7), "'curve' must be a list"),
     "curve of text": (_edit("curve", "abc"), "'curve' must be a list"),
     "accuracy above one": (_edit("curve", [[3, 1.0, 1.5]]), "'curve' accuracy"),
