@@ -3,6 +3,8 @@
     python benchmarks/bench_lab.py            # reverse with 4 heads, then the sweep
     python benchmarks/bench_lab.py --quick    # reverse with 4 heads only
     python benchmarks/bench_lab.py --gui      # the Lab page: event-loop stalls while it trains
+    python benchmarks/bench_lab.py --induction  # `lab --task induction`, one and two layers
+    python benchmarks/bench_lab.py --quit     # how long quitting waits in each Lab state
 
 1. ``reverse``, 4 heads, d_model 256, the default settings: wall time until the
    held-out accuracy first reaches 95 % (goal: 60 s) and for all default steps.
@@ -13,14 +15,22 @@
    5 ms timer on the GUI thread records the longest gap between its ticks while
    that runs (goal: never over 50 ms), after the page's worker has warmed up
    (imported torch and run two tiny steps; timed separately).
+4. --induction: ``mha-explorer lab --task induction --layers 1|2 --heads 4 --d-model 64
+   --json`` as a command, each timed whole (goal: 3 min each on two cores), with
+   the final accuracy and prefix-matching score (one layer stays low, two learn it).
+5. --quit: the Lab page's shutdown (what closing the window waits for) while idle,
+   training, paused, loading a run, and right after an export (goal: 0.5 s each).
 The load average is printed before and after, since the figures depend on it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +41,8 @@ from mha_explorer.core.lab.train import GOAL, TrainSettings, cpu_threads, train 
 
 REVERSE_GOAL_S = 60.0
 SWEEP_GOAL_S = 300.0
+INDUCTION_GOAL_S = 180.0
+QUIT_GOAL_S = 0.5
 HEAD_COUNTS = (1, 2, 4, 8, 16)
 
 
@@ -107,12 +119,99 @@ def gui_stalls(heads: str) -> None:
     page.shutdown()
 
 
+def induction() -> None:
+    """The command line's induction runs, each a whole process (torch's import included)."""
+    for layers in (1, 2):
+        argv = [sys.executable, "-m", "mha_explorer", "lab", "--task", "induction", "--layers", str(layers),
+                "--heads", "4", "--d-model", "64", "--json"]
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, check=True)
+        took = time.perf_counter() - start
+        run = json.loads(done.stdout)["runs"][0]
+        prefix = run["prefix_matching"]
+        print(f"induction, {layers} layer{'s' if layers > 1 else ''}, 4 heads, d_model 64: {took:.1f} s; "
+              f"final accuracy {run['final_accuracy']:.1%}, steps to 95 % {run['steps_to_95']}, "
+              f"prefix matching {prefix[0][1]:.2f} -> {prefix[-1][1]:.2f} "
+              f"[{'ok' if took <= INDUCTION_GOAL_S else 'MISSED'}: goal {INDUCTION_GOAL_S:.0f} s]")
+
+
+def quit_times() -> None:
+    """Seconds page.shutdown() takes in each state (a fresh page per state)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    from mha_explorer.core.lab.model import LabModelSpec as Spec
+    from mha_explorer.core.lab.store import save_run
+    from mha_explorer.qt.lab.page import LabPage
+
+    def wait(condition, limit=300.0) -> None:
+        end = time.monotonic() + limit
+        while not condition() and time.monotonic() < end:
+            app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+
+    folder = Path(tempfile.mkdtemp()) / "big"
+    # a run that takes a while to load: d_model 1024, two layers with MLPs (about 60 MB)
+    big = train(Spec(task="copy", d_model=1024, heads=4, layers=2, mlp=True),
+                TrainSettings(steps=1, batch=2, eval_every=1, eval_size=8))
+    save_run(big, folder)
+
+    def training(page) -> None:
+        page.task.setCurrentText("induction")
+        page.steps.setValue(100_000)
+        page.train_button.click()
+        wait(lambda: "step" in page.progress.text())
+
+    def paused(page) -> None:
+        training(page)
+        page.pause_button.click()
+        wait(lambda: False, 0.5)
+
+    def loading(page) -> None:
+        page.load_folder(str(folder))
+        wait(lambda: False, 0.05)
+
+    def exporting(page) -> None:
+        page.task.setCurrentText("copy")
+        page.d_model.setValue(8)
+        page.steps.setValue(20)
+        page.sweep_heads.setText("1,2")
+        page.sweep_button.click()
+        wait(lambda: not page.running)
+        start = time.perf_counter()
+        page.export_to(tempfile.mkdtemp())
+        print(f"  an export (4 plots as PNG and SVG, 5 tables) holds the window {time.perf_counter() - start:.3f} s")
+
+    for name, get_there in (("idle", lambda page: None), ("training", training), ("paused", paused),
+                            ("loading", loading), ("right after an export", exporting)):
+        page = LabPage()
+        page.resize(1400, 900)
+        page.show()
+        wait(lambda page=page: page.ready)
+        get_there(page)
+        start = time.perf_counter()
+        page.shutdown()
+        took = time.perf_counter() - start
+        print(f"quit while {name}: {took:.3f} s [{'ok' if took <= QUIT_GOAL_S else 'MISSED'}: "
+              f"goal {QUIT_GOAL_S} s]")
+        page.deleteLater()
+        wait(lambda: False, 0.2)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the 4-head reverse run")
     parser.add_argument("--gui", action="store_true", help="only the Lab page's event-loop stalls")
     parser.add_argument("--heads", default="1,2,4,8,16", help="head counts the --gui sweep trains")
+    parser.add_argument("--induction", action="store_true", help="only the command line's induction runs")
+    parser.add_argument("--quit", action="store_true", help="only the Lab page's quit times")
     args = parser.parse_args()
+    if args.induction or args.quit:
+        print(f"before: {load()}")
+        induction() if args.induction else quit_times()
+        print(f"after: {load()}")
+        return 0
     if args.gui:
         print(f"before: {load()}")
         gui_stalls(args.heads)
