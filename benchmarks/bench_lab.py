@@ -181,7 +181,8 @@ def quit_times() -> None:
         wait(lambda: not page.running)
         start = time.perf_counter()
         page.export_to(tempfile.mkdtemp())
-        print(f"  an export (4 plots as PNG and SVG, 5 tables) holds the window {time.perf_counter() - start:.3f} s")
+        took = time.perf_counter() - start
+        print(f"  an export (4 plots as PNG and SVG, 5 tables) holds the window {took:.3f} s")
 
     for name, get_there in (("idle", lambda page: None), ("training", training), ("paused", paused),
                             ("loading", loading), ("right after an export", exporting)):
