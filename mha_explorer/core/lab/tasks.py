@@ -41,7 +41,7 @@ TASKS: dict[str, Task] = {t.name: t for t in (
          vocab=24, n=12, d_model=64, steps=1500, layout=True),
     Task("sort", "Read n symbols, then write them in ascending order into the blank slots."),
     Task("add", "Read n symbols as numbers (a = 0, b = 1, ...); blank slot i gets symbol i plus "
-         "symbol n-1-i, modulo the vocabulary: two places at once.",
+         "symbol i + n/2 (wrapping round), modulo the vocabulary: two places at once.",
          vocab=10, n=8, d_model=64, steps=800, mlp=True),
 )}
 
@@ -110,7 +110,7 @@ def build(name: str, draws: np.ndarray, vocab: int, layout: np.ndarray | None = 
     if name in ("copy", "reverse", "sort", "add"):
         inputs[:, n:] = blank
         answer = {"copy": source, "reverse": source[:, ::-1], "sort": np.sort(source, axis=1),
-                  "add": (source + source[:, ::-1]) % vocab}[name]
+                  "add": (source + np.roll(source, -(n // 2), axis=1)) % vocab}[name]
         targets[:, n:] = answer
         scored[:, n:] = True
     elif name == "previous-token":

@@ -397,8 +397,8 @@ class LabPage(QWidget):
         if pr:
             self.answer.setText(pruning_answer(heads, pr))
             if pr["survivor_maps"] is not None:
-                self.survivors.show_maps(pr["survivor_maps"], [f"head {i}" for i in pr["survivors"]],
-                                         summary["labels"])
+                titles = [head_title(i, heads, summary["layers"]) for i in pr["survivors"]]
+                self.survivors.show_maps(pr["survivor_maps"], titles, summary["labels"])
             else:
                 self.survivors.show_maps(np.zeros((0, 1, 1)), [])  # every head could go
 

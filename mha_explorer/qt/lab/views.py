@@ -74,7 +74,7 @@ class LabViews(QWidget):
         reference = pg.InfiniteLine(MICHEL_SHARE * 100, angle=90, movable=False,
                                     pen=pg.mkPen("#888888", width=2, style=Qt.PenStyle.DashLine),
                                     label="Michel et al. 2019: ~40 % of BERT's heads",
-                                    labelOpts={"position": 0.12, "color": "#666666"})
+                                    labelOpts={"position": 0.55, "color": "#666666"})
         self.pruning_plot.addItem(reference, ignoreBounds=True)
         self.answer = QLabel(wordWrap=True)
         self.pruning_note = QLabel(f"{HONEST_PRUNING} {MICHEL}", wordWrap=True)
