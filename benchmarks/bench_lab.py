@@ -64,7 +64,7 @@ def timed_run(heads: int) -> tuple[float | None, float, object]:
     return (reached[0] if reached else None), time.perf_counter() - start, run
 
 
-def gui_stalls(heads: str) -> None:
+def gui_stalls(heads: str, task: str = "reverse") -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
@@ -99,6 +99,7 @@ def gui_stalls(heads: str) -> None:
     timer.timeout.connect(tick)
     page.worker.finished.connect(loop.quit)
     page.worker.failed.connect(loop.quit)
+    page.task.setCurrentText(task)  # its default sizes (induction: two layers, d_model 64)
     page.sweep_heads.setText(heads)
     for name in ("started", "run_finished"):  # appended from the worker thread: timestamps only
         getattr(page.worker, name).connect(
@@ -111,7 +112,7 @@ def gui_stalls(heads: str) -> None:
     timer.stop()
     worst = max(gaps)
     took = (clock.elapsed() - start) / 1000
-    print(f"GUI: sweep {heads} heads trained, ablated and pruned in {took:.1f} s; "
+    print(f"GUI: {task}, sweep {heads} heads trained, ablated and pruned in {took:.1f} s; "
           f"{len(gaps)} timer ticks, longest gap {worst} ms, gaps over 50 ms: {sum(g > 50 for g in gaps)} "
           f"[{'ok' if worst <= 50 else 'MISSED'}: goal 50 ms]")
     print("  gaps over 50 ms (s into the sweep, ms):", ", ".join(f"{t:.2f}s {g}" for t, g in long_ones))
@@ -205,6 +206,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="only the 4-head reverse run")
     parser.add_argument("--gui", action="store_true", help="only the Lab page's event-loop stalls")
     parser.add_argument("--heads", default="1,2,4,8,16", help="head counts the --gui sweep trains")
+    parser.add_argument("--task", default="reverse", help="the task the --gui sweep trains")
     parser.add_argument("--induction", action="store_true", help="only the command line's induction runs")
     parser.add_argument("--quit", action="store_true", help="only the Lab page's quit times")
     args = parser.parse_args()
@@ -215,7 +217,7 @@ def main() -> int:
         return 0
     if args.gui:
         print(f"before: {load()}")
-        gui_stalls(args.heads)
+        gui_stalls(args.heads, args.task)
         print(f"after: {load()}")
         return 0
     print(f"before: {load()}; torch threads {cpu_threads()}; settings {TrainSettings()}")

@@ -332,3 +332,19 @@ def test_a_file_that_changes_while_it_is_read_is_refused(saved):
 def test_a_good_run_still_loads_after_all_this(saved, trained):
     run, _extra = load_run(saved)
     assert run.curve == trained.curve and run.scores == trained.scores
+
+
+def test_the_window_s_weight_source_refuses_a_crafted_run_in_one_line(saved):
+    """Saved settings that name a crafted run (the window opens it at start-up, in its own
+    process): a ConfigError on the weights path, before anything is allocated."""
+    from mha_explorer.core.config import ConfigError, MHAConfig
+    from mha_explorer.core.lab.source import LabWeights
+
+    meta = _meta(saved)
+    meta["spec"].update(vocab=32_768, d_model=65_536)
+    _write_meta(saved, meta)
+    rss = psutil.Process().memory_info().rss
+    with pytest.raises(ConfigError) as err:
+        LabWeights(MHAConfig(weights="lab", weights_path=str(saved)))
+    assert err.value.field == "weights_path" and "run.json" in str(err.value) and "\n" not in str(err.value)
+    assert psutil.Process().memory_info().rss - rss < 50 << 20
