@@ -44,6 +44,7 @@ def phase(qtbot):
 def test_the_phase_change_lines_up_with_the_loss_drop(phase, summaries):
     s = summaries[2]
     phase.show_summary(s)
+    phase.show_maps(s)
     story = phase.story.text()
     assert "formed at step" in story and "reads L1 h" in story and "down to" in story
     marker = phase.markers[0]
@@ -56,7 +57,8 @@ def test_the_phase_change_lines_up_with_the_loss_drop(phase, summaries):
     after = curve[curve[:, 0] > formed + 100, 1]
     assert before.min() > 2 * after.max()
     names = set(phase.score_plot.curve_data())
-    assert {"held-out accuracy", "prefix matching, best of L2 heads", "previous token, best of L1 heads"} == names
+    assert names == {"held-out accuracy", "prefix matching, best of L2 heads",
+                     "previous token, best of L1 heads"}
     # the induction head and the previous-token head it reads, side by side
     titles = [c.full_title for c in phase.maps.cells()]
     assert len(titles) == 2 and "prefix matching" in titles[0] and titles[1].startswith("L1 ")

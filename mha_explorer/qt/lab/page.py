@@ -340,8 +340,10 @@ class LabPage(QWidget):
         self._refresh.schedule("accuracy", lambda: self.accuracy_plot.set_curve(
             name, steps, live["accuracy"], color))
         self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, np.array(live["entropy"])))
-        self._refresh.schedule("phase", lambda: self.views.phase.show_curves(
-            steps, live["loss"], live["accuracy"], live["prefix"], live["previous"], layers, name))
+        phase = self.views.phase
+        self._refresh.schedule("phase loss", lambda: phase.show_loss(steps, live["loss"], name))
+        self._refresh.schedule("phase scores", lambda: phase.show_scores(
+            steps, live["loss"], live["accuracy"], live["prefix"], live["previous"], layers))
         if event["maps"] is not None:
             layers = event["maps"].shape[0]
             maps = event["maps"].reshape(-1, *event["maps"].shape[-2:])  # [layers * H, T, T]
@@ -386,21 +388,26 @@ class LabPage(QWidget):
         self.shown_run.setCurrentIndex(self.shown_run.count() - 1)
 
     def _show_selected(self) -> None:
+        """The selected run's entropy, ranking, pruning answer, survivors and circuit, each
+        in its own event-loop turn (drawn together they held the loop over 100 ms)."""
         heads = self._selected_heads()
         summary = self._summaries.get(heads) if heads is not None else None
         if summary is None:
             return
-        self._draw_entropy(summary["entropy_steps"], summary["entropy"])
+        later = self._refresh.schedule
+        later("entropy", lambda: self._draw_entropy(summary["entropy_steps"], summary["entropy"]))
         ab, pr = summary.get("ablation"), summary.get("pruning")
-        tables.fill_ranking(self.ranking, ab)
-        self.views.phase.show_summary(summary)
+        later("ranking", lambda: tables.fill_ranking(self.ranking, ab))
+        later("phase curves", lambda: self.views.phase.show_summary(summary))
+        later("phase maps", lambda: self.views.phase.show_maps(summary))
         if pr:
-            self.answer.setText(pruning_answer(heads, pr))
+            later("answer", lambda: self.answer.setText(pruning_answer(heads, pr)))
             if pr["survivor_maps"] is not None:
                 titles = [head_title(i, heads, summary["layers"]) for i in pr["survivors"]]
-                self.survivors.show_maps(pr["survivor_maps"], titles, summary["labels"])
+                later("survivors", lambda: self.survivors.show_maps(pr["survivor_maps"], titles,
+                                                                    summary["labels"]))
             else:
-                self.survivors.show_maps(np.zeros((0, 1, 1)), [])  # every head could go
+                later("survivors", lambda: self.survivors.show_maps(np.zeros((0, 1, 1)), []))  # all could go
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
@@ -419,11 +426,11 @@ class LabPage(QWidget):
 
     @Slot()
     def _on_finished(self) -> None:
-        self._refresh.schedule("done", lambda: self._done("finished"))  # after the results are drawn
+        self._refresh.schedule_last("done", lambda: self._done("finished"))  # after the results are drawn
 
     @Slot()
     def _on_cancelled(self) -> None:
-        self._refresh.schedule("done", lambda: self._done("cancelled"))
+        self._refresh.schedule_last("done", lambda: self._done("cancelled"))
 
     def _done(self, how: str) -> None:
         self._set_running(False)

@@ -39,6 +39,7 @@ class PhaseView(QWidget):
         self.story.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.maps_heading = QLabel("", wordWrap=True)
         self.maps = MapGrid()
+        self.maps.prepare(2)  # the induction head and the previous-token head it reads
         self.paper = QLabel(OLSSON, wordWrap=True)
         self.paper.setStyleSheet("font-style: italic")
         self.session = QLabel("", wordWrap=True)  # this session's runs of the task, by layer count
@@ -73,9 +74,15 @@ class PhaseView(QWidget):
     def show_curves(self, steps: np.ndarray, loss, accuracy, prefix_best, previous_best, layers: int,
                     name: str) -> None:
         """Draw (or refresh) the four curves; the marker where prefix matching passed 0.5."""
+        self.show_loss(steps, loss, name)
+        self.show_scores(steps, loss, accuracy, prefix_best, previous_best, layers)
+
+    def show_loss(self, steps: np.ndarray, loss, name: str) -> None:
+        self.loss_plot.set_curve(f"{name} loss", np.asarray(steps, dtype=np.float64), loss, LOSS)
+
+    def show_scores(self, steps: np.ndarray, loss, accuracy, prefix_best, previous_best, layers: int) -> None:
         steps = np.asarray(steps, dtype=np.float64)
         last = f"L{layers}" if layers > 1 else "the"
-        self.loss_plot.set_curve(f"{name} loss", steps, loss, LOSS)
         self.score_plot.set_curve("held-out accuracy", steps, accuracy, ACCURACY)
         self.score_plot.set_curve(f"prefix matching, best of {last} heads", steps, prefix_best, PREFIX)
         self.score_plot.set_curve("previous token, best of L1 heads" if layers > 1
@@ -96,6 +103,7 @@ class PhaseView(QWidget):
         return f"Here, on {task}: " + "; ".join(parts) + "."
 
     def show_summary(self, summary: dict) -> None:
+        """The run's curves, its circuit in words, and this session's runs by layers."""
         heads, layers = summary["heads"], summary["layers"]
         curve = summary["curve"]
         self.clear()
@@ -108,11 +116,17 @@ class PhaseView(QWidget):
         if c:
             self._by_layers[(summary["task"], layers)] = (summary["final_accuracy"], c["induction_score"])
             self.session.setText(self._session_line(summary["task"]))
-        if c:
-            shown = [c["induction_head"]] + ([c["previous_head"]] if c["previous_head"] is not None else [])
-            titles = [f"{head_name(i, heads, layers)} {what}"
-                      for i, what in zip(shown, ("prefix matching", "previous token"), strict=False)]
-            self.maps_heading.setText("On a probe of random symbols whose second half repeats the first: "
-                                      "an induction head lights the diagonal one after the repeat's offset, "
-                                      "a previous-token head the diagonal just below the main one.")
-            self.maps.show_maps(c["maps"], titles, c["labels"])
+
+    def show_maps(self, summary: dict) -> None:
+        """The induction head's map and the previous-token head's it reads, on the probe."""
+        c = summary.get("circuit")
+        if not c:
+            return
+        heads, layers = summary["heads"], summary["layers"]
+        shown = [c["induction_head"]] + ([c["previous_head"]] if c["previous_head"] is not None else [])
+        titles = [f"{head_name(i, heads, layers)} {what}"
+                  for i, what in zip(shown, ("prefix matching", "previous token"), strict=False)]
+        self.maps_heading.setText("On a probe of random symbols whose second half repeats the first: "
+                                  "an induction head lights the diagonal one after the repeat's offset, "
+                                  "a previous-token head the diagonal just below the main one.")
+        self.maps.show_maps(c["maps"], titles, c["labels"])
