@@ -350,11 +350,12 @@ class ServiceProcess:
         self._tell(("cancel", self._next_id))
 
     def kill(self) -> None:
-        """End the process now: a thread waiting for an answer gets EOF."""
+        """End the process now, whatever it is doing (even stopped or stuck in a system
+        call): a thread waiting for an answer gets EOF. Nothing in it needs tidying."""
         process = self.process
         if process is not None and process.is_alive():
             with contextlib.suppress(OSError, ValueError):
-                process.terminate()
+                process.kill()
 
     def stop(self) -> None:
         """End the process (after no thread waits for answers any more)."""
@@ -366,7 +367,7 @@ class ServiceProcess:
             # torch's tear-down (most of a second)
             process.join(STOP_GRACE_S)
             if process.is_alive():
-                process.terminate()
+                process.kill()
                 process.join(STOP_WAIT_S)
         self._close()
 
