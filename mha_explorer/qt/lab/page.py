@@ -12,31 +12,21 @@ import numpy as np
 from PySide6.QtCore import QThread, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QApplication,
-    QCheckBox,
-    QComboBox,
     QFileDialog,
-    QFormLayout,
     QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
     QSizePolicy,
-    QVBoxLayout,
     QWidget,
 )
 
 from mha_explorer.core.lab.lesson import pruning_answer
-from mha_explorer.core.lab.tasks import TASKS, sample_text
 from mha_explorer.qt.lab import tables
+from mha_explorer.qt.lab.controls import LabControls
 from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
 from mha_explorer.qt.lab.views import LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
-from mha_explorer.qt.nesting import nested
 
-SWEEP_HEADS = "1,2,4,8,16"
 SHUTDOWN_WAIT_MS = 400  # the process is ended first, so the thread has its answer (EOF) at once
 CANCEL_GRACE_MS = 2_000  # a cancel not answered by then ends the process (a new one starts on demand)
-SAMPLE_N, SAMPLE_VOCAB = 6, 8  # the sample line's size: short enough to read at a glance
 
 
 def head_title(index: int, heads: int, layers: int) -> str:
@@ -77,49 +67,9 @@ class LabPage(QWidget):
 
     # building ---------------------------------------------------------------
     def _build_controls(self) -> None:
-        self.task = QComboBox()
-        self.task.addItems(list(TASKS))
-        self.task.setCurrentText("reverse")
-        self.explanation = QLabel(wordWrap=True)
-        self.sample = QLabel()
-        self.sample.setStyleSheet("font-family: monospace")
-        self.heads = tables.spin_box(1, 64, 4)
-        self.sweep_heads = QLineEdit(SWEEP_HEADS)
-        self.d_model = tables.spin_box(8, 1024, 256)
-        self.layers = tables.spin_box(1, 2, 1)
-        self.steps = tables.spin_box(10, 100_000, 200)
-        self.seed = tables.spin_box(0, 2**31 - 1, 0)
-        self.analyse = QCheckBox("ablate and prune after training", checked=True)
-        self.train_button, self.sweep_button = QPushButton("Train"), QPushButton("Sweep")
-        self.pause_button, self.cancel_button = QPushButton("Pause", checkable=True), QPushButton("Cancel")
-        self.save_button, self.load_button = QPushButton("Save run…"), QPushButton("Load run…")
-        self.stage_button, self.export_button = QPushButton("Open in stage view"), QPushButton("Export…")
-        self.error = QLabel(wordWrap=True)
-        self.error.setStyleSheet("color: #B00020")
-        self.progress = QLabel()
-        self.progress.setWordWrap(True)
-        self.controls = QWidget()
-        box = QVBoxLayout(self.controls)
-        form = nested(box, QFormLayout())
-        # the explanation and the sample take the whole width: a narrow column leaves the
-        # plots more room
-        for label, widget in (("Task", self.task), ("", self.explanation), ("", self.sample),
-                              ("Heads (Train)", self.heads), ("Sweep heads", self.sweep_heads),
-                              ("d_model", self.d_model), ("Layers", self.layers), ("Steps", self.steps),
-                              ("Seed", self.seed),
-                              ("", self.analyse)):
-            if label:
-                form.addRow(label, widget)
-            else:
-                form.addRow(widget)
-        for pair in ((self.train_button, self.sweep_button), (self.pause_button, self.cancel_button),
-                     (self.save_button, self.load_button), (self.stage_button, self.export_button)):
-            row = nested(box, QHBoxLayout())
-            for b in pair:
-                row.addWidget(b)
-        box.addWidget(self.progress)
-        box.addWidget(self.error)
-        box.addStretch(1)
+        self.controls = LabControls()
+        for name in LabControls.WIDGETS:  # the page's names for them, as tests and people use them
+            setattr(self, name, getattr(self.controls, name))
         self.task.currentTextChanged.connect(self._show_task)
         self.train_button.clicked.connect(lambda: self._train((self.heads.value(),)))
         self.sweep_button.clicked.connect(self._sweep)
@@ -182,26 +132,13 @@ class LabPage(QWidget):
 
     # actions ---------------------------------------------------------------
     def _show_task(self) -> None:
-        name = self.task.currentText()
-        task = TASKS[name]
-        self.explanation.setText(task.explanation)
-        self.sample.setText(sample_text(name, SAMPLE_N, SAMPLE_VOCAB))
-        # the sizes the task is learned at by default (the induction task wants two layers)
-        self.d_model.setValue(task.d_model)
-        self.steps.setValue(task.steps)
-        self.layers.setValue(2 if task.layout else 1)
+        self.controls.show_task()
 
     def _set_running(self, running: bool, job: str = "training") -> None:
         self._running = running
         if running:
             self._job = job
-        for w in (self.train_button, self.sweep_button, self.save_button, self.load_button,
-                  self.stage_button, self.export_button):
-            w.setEnabled(not running)
-        self.pause_button.setEnabled(running)
-        self.cancel_button.setEnabled(running)
-        if not running:
-            self.pause_button.setChecked(False)
+        self.controls.set_running(running)
 
     def _sweep(self) -> None:
         try:
