@@ -24,8 +24,12 @@ def test_json_has_the_documented_shape(capsys):
     assert set(report) == {"task", "runs", "ablation", "pruning"} and report["task"] == "copy"
     assert [r["heads"] for r in report["runs"]] == [1, 2]
     for r in report["runs"]:
-        assert set(r) == {"heads", "final_accuracy", "steps_to_95", "curve", "entropy_bits"}
+        assert set(r) == {"heads", "final_accuracy", "steps_to_95", "curve", "entropy_bits",
+                          "prefix_matching"}
         assert len(r["entropy_bits"]) == r["heads"]
+        # one prefix-matching score per curve point, at the same steps, each a mean attention weight
+        assert [p[0] for p in r["prefix_matching"]] == [c[0] for c in r["curve"]]
+        assert all(0 <= p[1] <= 1 for p in r["prefix_matching"])
         assert r["curve"][-1][0] == 6 and r["final_accuracy"] == r["curve"][-1][2]
         assert r["steps_to_95"] is None or r["curve"][0][0] <= r["steps_to_95"] <= 6
     # one ablation entry per head, one pruning point per number of heads removed (0..h)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.lab.analysis import Ablation, Pruning, ablate, head_maps, prune
+from mha_explorer.core.lab.analysis import Ablation, Pruning, ablate, head_maps, prune, pruning_sets
 from mha_explorer.core.lab.model import LabModelSpec, attention
 from mha_explorer.core.lab.source import LabWeights, config_changes
 from mha_explorer.core.lab.store import RunFileError, load_run, save_run
@@ -20,9 +20,9 @@ def run():
     return train(spec, TrainSettings(steps=40, batch=16, eval_every=10, eval_size=32, seed=3))
 
 
-def _accuracy_by_hand(run, removed: set[int]) -> float:
+def _accuracy_by_hand(run, removed: set[int], batch=None) -> float:
     """Held-out accuracy recomputed from the weights, with the removed heads' terms left out."""
-    tokens, targets, scored = eval_batch(run.spec, run.settings)
+    tokens, targets, scored = eval_batch(run.spec, run.settings) if batch is None else batch
     m = run.model
     with torch.no_grad():
         x = m.embed(tokens) + m.pos
@@ -45,16 +45,35 @@ def test_ranking_puts_the_largest_drop_first_and_breaks_ties_by_index():
     assert Ablation(0.9, [0.1, 0.3, 0.0, 0.3]).ranking == [1, 3, 0, 2]
 
 
-def test_pruning_removes_each_head_once_and_each_step_is_the_best_choice(run):
+def test_pruning_chooses_on_one_held_out_set_and_reports_on_another(run):
     result = prune(run)
+    select, report = pruning_sets(run)
     assert sorted(result.order) == [0, 1, 2, 3]
-    assert len(result.accuracy) == 5
-    for k in range(1, 5):
+    assert len(result.accuracy) == len(result.selection_accuracy) == 5
+    for k in range(5):
         gone = set(result.order[:k])
-        assert result.accuracy[k] == pytest.approx(_accuracy_by_hand(run, gone))
-        # no other remaining head would have left more accuracy at this step
-        for other in set(range(4)) - set(result.order[:k - 1]):
-            assert _accuracy_by_hand(run, set(result.order[:k - 1]) | {other}) <= result.accuracy[k] + 1e-9
+        # what is reported is measured on the report set, not on the set that chose
+        assert result.accuracy[k] == pytest.approx(_accuracy_by_hand(run, gone, report))
+        assert result.selection_accuracy[k] == pytest.approx(_accuracy_by_hand(run, gone, select))
+        if k:  # no other remaining head would have left more selection accuracy at this step
+            for other in set(range(4)) - set(result.order[:k - 1]):
+                kept = _accuracy_by_hand(run, set(result.order[:k - 1]) | {other}, select)
+                assert kept <= result.selection_accuracy[k] + 1e-9
+
+
+def test_the_report_set_is_fresh_data(run):
+    """Neither the training stream's first batches nor the curves' evaluation batch
+    nor the selection set: a different draw of sequences."""
+    select, report = pruning_sets(run)
+    evaluation = eval_batch(run.spec, run.settings)
+    for other in (select, evaluation):
+        differs = (report[0] != other[0]).any(-1)  # [B]: sequence i is another sequence
+        assert differs.float().mean() > 0.9
+
+
+def test_removable_counts_heads_on_the_report_set_not_the_selection_set():
+    p = Pruning(order=[0, 1], accuracy=[0.9, 0.7, 0.1], selection_accuracy=[0.9, 0.9, 0.1])
+    assert p.removable == 0  # chosen as harmless on the selection set, but it cost 20 points
 
 
 def test_removable_counts_heads_until_the_first_drop_beyond_one_point():
@@ -74,7 +93,7 @@ def test_survivor_maps_are_the_kept_heads_of_sample_zero(run):
 
 
 def test_save_and_load_give_the_same_model_and_numbers(run, tmp_path):
-    extra = {"pruning": {"order": [1, 0], "accuracy": [1.0, 0.5]}}
+    extra = {"pruning": {"order": [1, 0, 3, 2], "accuracy": [1.0, 0.5, 0.4, 0.3, 0.1]}}
     save_run(run, tmp_path / "r", extra)
     back, back_extra = load_run(tmp_path / "r")
     assert back.spec == run.spec and back.settings == run.settings
@@ -97,7 +116,7 @@ def test_links_and_damaged_files_are_refused(run, tmp_path):
     with pytest.raises(RunFileError, match="symbolic link"):
         load_run(tmp_path / "link")
     (real / "model.safetensors").write_bytes(b"not tensors")
-    with pytest.raises(RunFileError, match="cannot be read"):
+    with pytest.raises(RunFileError, match="model.safetensors"):
         load_run(real)
     with pytest.raises(RunFileError, match="missing"):
         load_run(tmp_path / "nothing")

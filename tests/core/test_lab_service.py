@@ -19,8 +19,9 @@ class Outbox(list):
 @pytest.fixture
 def service():
     out = Outbox()
-    svc = LabService(out.append, threading.Event(), threading.Event())
-    svc.out = out
+    pause, cancel = threading.Event(), threading.Event()
+    svc = LabService(out.append, pause.is_set, cancel.is_set)
+    svc.out, svc.cancel_event = out, cancel
     return svc
 
 
@@ -42,7 +43,7 @@ def test_a_sweep_answers_each_run_in_order_and_ends_once(service):
 
 
 def test_cancel_ends_the_run_with_one_cancelled_answer(service):
-    service.cancel.set()
+    service.cancel_event.set()
     service.handle(("train", _tiny(heads=(2,), steps=10_000, analyse=False)))
     assert service.out.kinds()[-1] == "cancelled"
     assert "run_finished" not in service.out.kinds()
@@ -56,7 +57,7 @@ def test_a_saved_run_loads_back_with_its_ablation_and_opens_as_a_stage_config(se
     assert (changes["weights"], changes["weights_path"], changes["layer"]) == ("lab", folder, 1)
     trained = next(m[2] for m in service.out if m[0] == "run_finished")
     out = Outbox()
-    fresh = LabService(out.append, threading.Event(), threading.Event())  # as after a restart
+    fresh = LabService(out.append, lambda: False, lambda: False)  # as after a restart
     fresh.handle(("load", folder))
     assert [m[0] for m in out] == ["run_finished", "finished"]
     loaded = out[0][2]

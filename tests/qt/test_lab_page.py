@@ -81,3 +81,26 @@ def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afr
     page.sweep_button.click()
     qtbot.waitUntil(lambda: not page.running, timeout=120_000)
     assert page.error.text() == "" and page.comparison.rowCount() == 1
+
+
+def test_cancel_ends_a_trainer_that_does_not_answer(page, qtbot):
+    """A training process stuck where it cannot look at the cancel (stopped here, as a
+    blocked read would hold it): after a short grace it is ended, the page comes back,
+    and the next run starts a fresh one."""
+    import os
+    import signal
+
+    _tiny(page, heads="2", steps=100_000)
+    page.analyse.setChecked(False)
+    page.sweep_button.click()
+    qtbot.waitUntil(lambda: page.progress.text().startswith("h=2: step"), timeout=60_000)
+    stuck = page.worker.process_id
+    os.kill(stuck, signal.SIGSTOP)
+    page.cancel_button.click()
+    qtbot.waitUntil(lambda: not page.running, timeout=60_000)
+    assert "cancelled" in page.progress.text() and page.error.text() == ""
+    assert page.train_button.isEnabled() and page.load_button.isEnabled()
+    _tiny(page, heads="1", steps=10)
+    page.sweep_button.click()
+    qtbot.waitUntil(lambda: not page.running, timeout=120_000)
+    assert page.comparison.rowCount() == 1 and page.worker.process_id != stuck

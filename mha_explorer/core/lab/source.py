@@ -15,13 +15,16 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.lab.store import RunFileError, load_run
 from mha_explorer.core.lab.tasks import symbols
 from mha_explorer.core.lab.train import LabRun, eval_batch
+from mha_explorer.core.variants.registry import FAMILIES
 
 
 def config_changes(run: LabRun) -> dict:
     """The config fields that make the stage view match a lab run's layer."""
     s = run.spec
     return {"d_model": s.d_model, "n_heads": s.heads, "n_kv_heads": None, "seq": s.seq, "kv_seq": None,
-            "causal": True, "causal_alignment": "top-left", "bias": True, "mla": False,
+            "causal": True, "causal_alignment": "top-left", "bias": True,
+            # plain multi-head attention: every family's own fields back to their defaults
+            **{name: value for family in FAMILIES for name, value in family.leave().items()},
             "window": None, "stride": None, "global_tokens": 0,
             "batch": min(run.settings.eval_size, 4)}
 

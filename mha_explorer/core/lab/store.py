@@ -1,106 +1,228 @@
 """Saving and loading a lab run: the weights as safetensors, the rest as JSON.
 
 A run folder holds ``model.safetensors`` and ``run.json`` (model shape, training
-settings, curves, entropies and any analysis). No pickle anywhere. Files are
-written atomically (a temporary file in the same folder, then os.replace) and
-never through a symbolic link; a link in place of the folder or a file is refused.
+settings, curves, entropies, head scores, any analysis, and the weights' SHA-256).
+No pickle anywhere.
+
+Saved as one unit: both files are written (and flushed to disk) into a new hidden
+folder beside the target, which then takes the target's place in one rename (an
+atomic exchange where the system has one), so a save that is killed, or two
+processes saving to one folder, never leave the weights of one run beside the
+JSON of another; the old run stays whole until the new one is. Temporary folders
+that a killed save left behind are removed by the next save.
+
+Loaded with suspicion: run.json is checked against its schema, the declared model
+against the memory budget, and the safetensors header against the shapes the JSON
+declares, all before any tensor is read; the weights' checksum must match.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import fcntl
+import glob
+import hashlib
 import json
 import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from safetensors.torch import load as load_tensors
+from safetensors import safe_open
 from safetensors.torch import save as save_tensors
 
-from mha_explorer.core.lab.files import RunFileError, refuse_links, write_atomic
+from mha_explorer.core.lab import run_schema
+from mha_explorer.core.lab.files import OpenFile, RunFileError, read_regular, refuse_links, write_atomic
 from mha_explorer.core.lab.model import LabModel, LabModelSpec
+from mha_explorer.core.lab.run_schema import FORMAT, META_FILE, META_LIMIT, RunSchemaError
 from mha_explorer.core.lab.train import LabRun, TrainSettings
+from mha_explorer.core.lab.weights_file import WEIGHTS_FILE, check_budget, check_header
 
-WEIGHTS_FILE = "model.safetensors"
-META_FILE = "run.json"
-FORMAT = "mha-explorer-lab-run/1"
+__all__ = ["META_FILE", "WEIGHTS_FILE", "RunFileError", "load_meta", "load_run", "save_run", "write_atomic"]
+
+RUN_FILES = frozenset({META_FILE, WEIGHTS_FILE})
+TEMP_SUFFIX = ".tmp"
+WEIGHTS_LIMIT = 8 << 30  # bytes; the memory budget usually refuses far smaller models first
 
 
-def _read(path: Path) -> bytes:
-    refuse_links(path.parent)
+# saving -----------------------------------------------------------------------
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where the
+    system cannot."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        raise RunFileError(f"{path} is missing; is this a saved lab run?") from None
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_cwd, exchange = -100, 2
+    if fn(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _replace_folder(new: Path, target: Path) -> Path | None:
+    """Put folder ``new`` at ``target``; returns where the old folder went (to remove)."""
+    try:
+        os.rename(new, target)  # no folder there yet: atomic
+        return None
     except OSError as exc:
-        raise RunFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
+        if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+            raise
+    if _exchange(new, target):
+        return new  # the old run now sits where the new one was written
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent))
+    os.rmdir(old)
+    os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except OSError:
+        os.rename(old, target)  # put the old run back
+        raise
+    return old
 
 
-def save_run(run: LabRun, folder: str | os.PathLike, extra: dict | None = None) -> Path:
-    """Write ``run`` (and ``extra``, e.g. ablation results) into ``folder``, made if missing."""
-    folder = Path(folder)
-    refuse_links(folder)
-    if folder.exists() and not folder.is_dir():
+def _check_target(folder: Path) -> None:
+    refuse_links(folder.parent)
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise RunFileError(f"{folder} is a symbolic link; lab files are never written or read through one")
+    if not stat.S_ISDIR(mode):
         raise RunFileError(f"{folder} is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    tensors = {k: v.detach().to("cpu").contiguous() for k, v in run.model.state_dict().items()}
-    meta = {
+    other = [p for p in os.listdir(folder) if p not in RUN_FILES and not p.startswith(".")]
+    if other:
+        raise RunFileError(f"{folder} holds other files ({other[0][:40]}); a lab run is saved into a "
+                           "folder of its own")
+
+
+def _remove_stale(folder: Path, keep: Path | None = None) -> None:
+    """Temporary folders of killed saves of ``folder``: those no live save holds locked."""
+    for temp in folder.parent.glob(f".{glob.escape(folder.name)}.*{TEMP_SUFFIX}"):
+        if temp == keep:
+            continue
+        with contextlib.suppress(OSError):
+            if not stat.S_ISDIR(os.lstat(temp).st_mode):
+                continue
+            fd = os.open(temp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live save holds its lock
+                shutil.rmtree(temp)
+            finally:
+                os.close(fd)
+
+
+def run_meta(run: LabRun, extra: dict | None, weights_sha256: str) -> dict:
+    return {
         "format": FORMAT,
         "spec": run.spec.to_dict(),
         "settings": run.settings.to_dict(),
         "curve": [list(p) for p in run.curve],
         "entropy": [[step, bits] for step, bits in run.entropy],
+        "scores": [[step, prefix, previous] for step, prefix, previous in run.scores],
         "seconds": run.seconds,
         "device": run.device,
+        "weights_sha256": weights_sha256,
         "extra": extra or {},
     }
-    write_atomic(folder / WEIGHTS_FILE, save_tensors(tensors))
-    write_atomic(folder / META_FILE, json.dumps(meta, indent=1).encode())
+
+
+def save_run(run: LabRun, folder: str | os.PathLike, extra: dict | None = None) -> Path:
+    """Write ``run`` (and ``extra``, e.g. ablation results) as the folder ``folder``,
+    replacing a run saved there before as one unit (see the module's notes)."""
+    folder = Path(folder)
+    _check_target(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().to("cpu").contiguous() for k, v in run.model.state_dict().items()}
+    weights = save_tensors(tensors)
+    meta = run_meta(run, extra, hashlib.sha256(weights).hexdigest())
+    temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=TEMP_SUFFIX, dir=folder.parent))
+    lock = os.open(temp, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # tells other saves this folder is not stale
+        os.chmod(temp, 0o755)  # mkdtemp makes it private; a saved run is an ordinary folder
+        write_atomic(temp / WEIGHTS_FILE, weights)
+        write_atomic(temp / META_FILE, json.dumps(meta, indent=1).encode())
+        _check_target(folder)  # again: something may have been planted meanwhile
+        old = _replace_folder(temp, folder)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        raise RunFileError(f"could not save the run to {folder}: {exc.strerror or exc}") from None
+    finally:
+        os.close(lock)
+        if temp.exists() and not temp.is_symlink():
+            shutil.rmtree(temp, ignore_errors=True)  # an interrupted save leaves nothing
+    _remove_stale(folder)
     return folder
 
 
-def load_meta(folder: str | os.PathLike) -> dict:
-    """The JSON half of a saved run (cheap: no tensors)."""
-    path = Path(folder) / META_FILE
-    try:
-        meta = json.loads(_read(path))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunFileError(f"{path} is not valid JSON: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise RunFileError(f"{path} is not a saved lab run")
-    return meta
-
-
-def load_run(folder: str | os.PathLike, device: str = "cpu") -> tuple[LabRun, dict]:
-    """The run saved in ``folder`` (model in eval mode on ``device``) and its ``extra``."""
+# loading ----------------------------------------------------------------------
+def load_meta(folder: str | os.PathLike, check: Callable[[], None] | None = None) -> dict:
+    """The JSON half of a saved run, checked against its schema (cheap: no tensors)."""
     folder = Path(folder)
-    meta = load_meta(folder)
     try:
-        spec = LabModelSpec(**meta["spec"])
-        settings = TrainSettings(**meta["settings"])
-    except (TypeError, ValueError) as exc:
-        raise RunFileError(f"{folder / META_FILE} describes no valid model: {exc}") from None
+        return run_schema.check(run_schema.parse(read_regular(folder / META_FILE, META_LIMIT, check)))
+    except RunSchemaError as exc:
+        raise RunFileError(str(exc)) from None
+
+
+def _read_tensors(f: OpenFile, header: dict, check: Callable[[], None] | None) -> dict[str, torch.Tensor]:
+    """The header's tensors, one at a time, from the file already opened (and checked)."""
+    source = f"/proc/self/fd/{f.fd}"  # the very file checked, not whatever the path names now
+    if not os.path.exists(source):
+        source = str(f.path)
+    tensors = {}
     try:
-        tensors = load_tensors(_read(folder / WEIGHTS_FILE))
+        with safe_open(source, framework="pt") as handle:
+            for name in header:
+                if check is not None:
+                    check()
+                tensors[name] = handle.get_tensor(name)
     except RunFileError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a damaged file becomes one message
-        raise RunFileError(f"{folder / WEIGHTS_FILE} cannot be read: {exc}") from None
+    except Exception:  # noqa: BLE001 - the header was checked; anything left is damage
+        raise RunFileError(f"{WEIGHTS_FILE} cannot be read: its tensors are damaged") from None
+    return tensors
+
+
+def load_run(folder: str | os.PathLike, device: str = "cpu", check: Callable[[], None] | None = None,
+             budget: int | None = None) -> tuple[LabRun, dict]:
+    """The run saved in ``folder`` (model in eval mode on ``device``) and its ``extra``.
+    ``check()`` runs between pieces of work (it may raise, e.g. Cancelled)."""
+    folder = Path(folder)
+    refuse_links(folder)
+    meta = load_meta(folder, check)
+    check_budget(meta["spec"], meta["settings"], budget)
+    spec = LabModelSpec(**meta["spec"])
+    settings = TrainSettings(**meta["settings"])
+    with OpenFile(folder / WEIGHTS_FILE, WEIGHTS_LIMIT) as f:
+        header = check_header(f.read_at(0, min(8, f.size), check), lambda n: f.read_at(8, n, check),
+                              f.size, meta["spec"])
+        sha = meta.get("weights_sha256")
+        if sha is not None and f.sha256(check) != sha:
+            raise RunFileError(f"{WEIGHTS_FILE} is not the one saved with {META_FILE} (its checksum "
+                               "differs): the run was changed or mixed with another")
+        tensors = _read_tensors(f, header, check)
+        f.unchanged()
     model = LabModel(spec)
     try:
         model.load_state_dict(tensors)
-    except RuntimeError as exc:
-        raise RunFileError(f"{folder / WEIGHTS_FILE} does not fit the model in {META_FILE}: "
-                           f"{str(exc).splitlines()[0]}") from None
+    except RuntimeError:
+        raise RunFileError(f"{WEIGHTS_FILE} does not fit the model in {META_FILE}") from None
     model.to(device).eval()
     run = LabRun(spec, settings, model, device=device,
                  curve=[(int(s), float(lo), float(a)) for s, lo, a in meta["curve"]],
                  entropy=[(int(s), [float(b) for b in bits]) for s, bits in meta["entropy"]],
+                 scores=[(int(s), [float(p) for p in pre], [float(q) for q in prev])
+                         for s, pre, prev in meta.get("scores", [])],
                  seconds=float(meta.get("seconds", 0.0)))
     return run, meta.get("extra", {})
-
-
-def run_tensors(run: LabRun) -> dict[str, torch.Tensor]:
-    """The state dict on the CPU (what ``save_run`` writes)."""
-    return {k: v.detach().to("cpu") for k, v in run.model.state_dict().items()}

@@ -21,8 +21,9 @@ import torch
 import torch.nn.functional as F
 
 from mha_explorer.core.errors import Cancelled
+from mha_explorer.core.lab.circuits import head_scores, last_layer_best, probe_batch
 from mha_explorer.core.lab.model import LabModel, LabModelSpec
-from mha_explorer.core.lab.tasks import build
+from mha_explorer.core.lab.tasks import LAYOUT_DRAWS, build, check_task
 
 GOAL = 0.95  # the held-out accuracy that counts as learned
 PAUSE_POLL_S = 0.05
@@ -64,6 +65,8 @@ class LabProgress:
     accuracy: float  # held-out, at the latest evaluation
     entropy_bits: list[float]  # per head (layer-major), at the latest evaluation
     maps: np.ndarray | None = None  # [layers, H, T, T] for evaluation sample 0, when refreshed
+    prefix: list[float] = field(default_factory=list)  # per head: prefix-matching score (circuits)
+    previous: list[float] = field(default_factory=list)  # per head: previous-token score
 
 
 @dataclass
@@ -75,6 +78,8 @@ class LabRun:
     model: LabModel
     curve: list[tuple[int, float, float]] = field(default_factory=list)  # step, loss, held-out acc
     entropy: list[tuple[int, list[float]]] = field(default_factory=list)  # step, bits per head
+    # step, per head prefix-matching and previous-token scores on the repeated-symbols probe
+    scores: list[tuple[int, list[float], list[float]]] = field(default_factory=list)
     seconds: float = 0.0
     device: str = "cpu"
 
@@ -89,6 +94,10 @@ class LabRun:
     @property
     def final_entropy(self) -> list[float]:
         return self.entropy[-1][1] if self.entropy else []
+
+    def prefix_matching(self) -> list[tuple[int, float]]:
+        """(step, the best last-layer head's prefix-matching score) at every evaluation."""
+        return [(step, last_layer_best(prefix, self.spec)[1]) for step, prefix, _prev in self.scores]
 
 
 @functools.lru_cache(maxsize=1)
@@ -125,7 +134,10 @@ def data_generator(seed: int, purpose: str) -> torch.Generator:
 def make_batch(spec: LabModelSpec, size: int, g: torch.Generator, device: str):
     """Tokens, targets [B, T] and the scored positions [B, T] on ``device``."""
     draws = torch.randint(0, spec.vocab, (size, spec.seq), generator=g).numpy()
-    inputs, targets, scored = build(spec.task, draws, spec.vocab)
+    # only the tasks that place a repeat draw more, so the others' streams stay as they were
+    layout = (torch.randint(0, 1 << 30, (size, LAYOUT_DRAWS), generator=g).numpy()
+              if check_task(spec.task).layout else None)
+    inputs, targets, scored = build(spec.task, draws, spec.vocab, layout)
     return tuple(torch.from_numpy(a).to(device) for a in (inputs, targets, scored))
 
 
@@ -182,6 +194,7 @@ def train(spec: LabModelSpec, settings: TrainSettings, *,
     opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     train_g = data_generator(settings.seed, "train")
     held_out = eval_batch(spec, settings, device)
+    probe = probe_batch(spec, settings.seed, device)
     run = LabRun(spec, settings, model, device=device)
     start = time.perf_counter()
     loss_sum, loss_n = 0.0, 0
@@ -201,16 +214,19 @@ def train(spec: LabModelSpec, settings: TrainSettings, *,
         if step % settings.eval_every == 0 or step == settings.steps:
             model.eval()
             accuracy, bits, maps = evaluate(model, held_out)
+            prefix, previous = head_scores(model, probe)
             model.train()
             mean_loss = loss_sum / loss_n  # the training loss since the last point
             loss_sum, loss_n = 0.0, 0
             run.curve.append((step, mean_loss, accuracy))
             run.entropy.append((step, bits))
+            run.scores.append((step, prefix, previous))
             if progress is not None:
                 point = len(run.curve)
                 shown = (np.stack([m[0].float().cpu().numpy() for m in maps])  # [layers, H, T, T]
                          if point % maps_every == 0 or step == settings.steps else None)
-                progress(LabProgress(step, settings.steps, mean_loss, accuracy, bits, shown))
+                progress(LabProgress(step, settings.steps, mean_loss, accuracy, bits, shown,
+                                     prefix, previous))
     run.seconds = time.perf_counter() - start
     model.eval()
     return run

@@ -1,7 +1,9 @@
 """Writing the lab's curves and tables: CSV from the numbers, PNG and SVG from the plots.
 
-Every file goes through a temporary file in the target folder and os.replace;
-a symbolic link in place of the folder or a file is refused.
+Each picture is drawn into memory first (a QBuffer), then every file is written
+through ``mha_explorer.core.system.safe_files``: a temporary file of a unique name, flushed
+to disk, renamed over the target. A link, a pipe or a folder in a target's place is
+refused, and a full disk leaves the earlier file whole.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 from pathlib import Path
 
 from mha_explorer.core.lab.files import refuse_links, write_atomic
+from mha_explorer.core.system.safe_files import check_target
 
 
 def csv_bytes(header: list[str], rows: list[list]) -> bytes:
@@ -64,35 +67,38 @@ def export_all(folder: str | os.PathLike, summaries: dict[int, dict], plots: dic
     for name, widget in plots.items():
         for ext in ("png", "svg"):
             path = folder / f"lab-{name}.{ext}"
-            refuse_links(path)
-            tmp = folder / f".lab-{name}.tmp.{ext}"
-            _draw(widget, tmp, ext)
-            os.replace(tmp, path)
+            check_target(path)  # refused before anything is drawn
+            write_atomic(path, draw(widget, path.stem, ext))
             written.append(path)
     return written
 
 
-def _draw(widget, path: Path, ext: str) -> None:
-    """The widget drawn into a PNG or SVG file (vector lines and text in the SVG)."""
-    from PySide6.QtCore import QPoint, QRect
+def draw(widget, title: str, ext: str) -> bytes:
+    """The widget drawn as a PNG or SVG file's bytes (vector lines and text in the SVG)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect
     from PySide6.QtGui import QImage, QPainter, QPalette
     from PySide6.QtSvg import QSvgGenerator
     from PySide6.QtWidgets import QWidget
 
     size = widget.size()
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if ext == "png":
         target = QImage(size, QImage.Format.Format_RGB32)
     else:
         target = QSvgGenerator()
-        target.setFileName(str(path))
+        target.setOutputDevice(buffer)
         target.setSize(size)
         target.setViewBox(QRect(QPoint(0, 0), size))
-        target.setTitle(f"MHA Explorer lab: {path.stem}")
+        target.setTitle(f"MHA Explorer lab: {title}")
     painter = QPainter()
     if not painter.begin(target):
-        raise OSError(f"could not write {path}")
+        raise OSError(f"could not draw {title}.{ext}")
     painter.fillRect(QRect(QPoint(0, 0), size), widget.palette().color(QPalette.ColorRole.Window))
     QWidget.render(widget, painter, QPoint(0, 0))  # a graphics view's own render takes other arguments
     painter.end()
-    if ext == "png" and not target.save(str(path), "PNG"):
-        raise OSError(f"could not write {path}")
+    if ext == "png" and not target.save(buffer, "PNG"):
+        raise OSError(f"could not draw {title}.{ext}")
+    buffer.close()
+    return bytes(data.data())

@@ -9,31 +9,24 @@ draws them.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QThread, Signal, Slot
+from PySide6.QtCore import QThread, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QApplication,
-    QCheckBox,
-    QComboBox,
     QFileDialog,
-    QFormLayout,
     QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
     QSizePolicy,
-    QVBoxLayout,
     QWidget,
 )
 
-from mha_explorer.core.lab.tasks import TASKS, sample_text
+from mha_explorer.core.lab.lesson import pruning_answer
 from mha_explorer.qt.lab import tables
+from mha_explorer.qt.lab.controls import LabControls
 from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
 from mha_explorer.qt.lab.views import LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
-from mha_explorer.qt.nesting import nested
 
-SWEEP_HEADS = "1,2,4,8,16"
-SHUTDOWN_WAIT_MS = 5_000
+SHUTDOWN_WAIT_MS = 400  # the process is ended first, so the thread has its answer (EOF) at once
+CANCEL_GRACE_MS = 2_000  # a cancel not answered by then ends the process (a new one starts on demand)
 
 
 def head_title(index: int, heads: int, layers: int) -> str:
@@ -60,6 +53,9 @@ class LabPage(QWidget):
         self._live: dict[int, dict[str, list]] = {}
         self._order: list[int] = []  # head counts in the order they were trained (colours)
         self._running = False
+        self._job = "training"  # what the running request does, for the progress line
+        self._cancel_pending = 0  # counts cancels, so an overdue check knows which one it is for
+        self._layers_of: dict[int, int] = {}  # head count -> layers of the run in hand
         self._stage_after_save = False
         self._ready = False  # torch loaded in the training process
         self._refresh = StaggeredRefresh(self)
@@ -71,47 +67,9 @@ class LabPage(QWidget):
 
     # building ---------------------------------------------------------------
     def _build_controls(self) -> None:
-        self.task = QComboBox()
-        self.task.addItems(list(TASKS))
-        self.task.setCurrentText("reverse")
-        self.explanation = QLabel(wordWrap=True)
-        self.sample = QLabel()
-        self.sample.setStyleSheet("font-family: monospace")
-        self.heads = tables.spin_box(1, 64, 4)
-        self.sweep_heads = QLineEdit(SWEEP_HEADS)
-        self.d_model = tables.spin_box(8, 1024, 256)
-        self.steps = tables.spin_box(10, 100_000, 200)
-        self.seed = tables.spin_box(0, 2**31 - 1, 0)
-        self.analyse = QCheckBox("ablate and prune after training", checked=True)
-        self.train_button, self.sweep_button = QPushButton("Train"), QPushButton("Sweep")
-        self.pause_button, self.cancel_button = QPushButton("Pause", checkable=True), QPushButton("Cancel")
-        self.save_button, self.load_button = QPushButton("Save run…"), QPushButton("Load run…")
-        self.stage_button, self.export_button = QPushButton("Open in stage view"), QPushButton("Export…")
-        self.error = QLabel(wordWrap=True)
-        self.error.setStyleSheet("color: #B00020")
-        self.progress = QLabel()
-        self.progress.setWordWrap(True)
-        self.controls = QWidget()
-        box = QVBoxLayout(self.controls)
-        form = nested(box, QFormLayout())
-        # the explanation and the sample take the whole width: a narrow column leaves the
-        # plots more room
-        for label, widget in (("Task", self.task), ("", self.explanation), ("", self.sample),
-                              ("Heads (Train)", self.heads), ("Sweep heads", self.sweep_heads),
-                              ("d_model", self.d_model), ("Steps", self.steps), ("Seed", self.seed),
-                              ("", self.analyse)):
-            if label:
-                form.addRow(label, widget)
-            else:
-                form.addRow(widget)
-        for pair in ((self.train_button, self.sweep_button), (self.pause_button, self.cancel_button),
-                     (self.save_button, self.load_button), (self.stage_button, self.export_button)):
-            row = nested(box, QHBoxLayout())
-            for b in pair:
-                row.addWidget(b)
-        box.addWidget(self.progress)
-        box.addWidget(self.error)
-        box.addStretch(1)
+        self.controls = LabControls()
+        for name in LabControls.WIDGETS:  # the page's names for them, as tests and people use them
+            setattr(self, name, getattr(self.controls, name))
         self.task.currentTextChanged.connect(self._show_task)
         self.train_button.clicked.connect(lambda: self._train((self.heads.value(),)))
         self.sweep_button.clicked.connect(self._sweep)
@@ -161,30 +119,26 @@ class LabPage(QWidget):
             app.aboutToQuit.connect(self.shutdown)
 
     def shutdown(self) -> None:
-        """Stop training, the thread and the training process (call before the page goes)."""
-        self.worker.cancel()
-        self.worker.set_paused(False)
+        """End the training process, the thread and the page's timers (call before the page
+        goes). Nothing in the process is worth waiting for: a run not saved is not kept."""
+        if getattr(self, "_shut", False):
+            return
+        self._shut = True
+        self._refresh.stop()
+        self.worker.kill()  # the thread waiting on it gets EOF at once, whatever it was doing
         self._thread.quit()
-        if not self._thread.wait(SHUTDOWN_WAIT_MS):  # the process did not answer the cancel
-            self.worker.kill()
-            self._thread.wait(SHUTDOWN_WAIT_MS)
+        self._thread.wait(SHUTDOWN_WAIT_MS)
         self.worker.stop()
 
     # actions ---------------------------------------------------------------
     def _show_task(self) -> None:
-        name = self.task.currentText()
-        self.explanation.setText(TASKS[name].explanation)
-        self.sample.setText(sample_text(name))
+        self.controls.show_task()
 
-    def _set_running(self, running: bool) -> None:
+    def _set_running(self, running: bool, job: str = "training") -> None:
         self._running = running
-        for w in (self.train_button, self.sweep_button, self.save_button, self.load_button,
-                  self.stage_button, self.export_button):
-            w.setEnabled(not running)
-        self.pause_button.setEnabled(running)
-        self.cancel_button.setEnabled(running)
-        if not running:
-            self.pause_button.setChecked(False)
+        if running:
+            self._job = job
+        self.controls.set_running(running)
 
     def _sweep(self) -> None:
         try:
@@ -203,7 +157,8 @@ class LabPage(QWidget):
         self._set_running(True)
         self._train_requested.emit(LabRequest(
             task=self.task.currentText(), head_counts=counts, d_model=self.d_model.value(),
-            steps=self.steps.value(), seed=self.seed.value(), analyse=self.analyse.isChecked()))
+            steps=self.steps.value(), seed=self.seed.value(), layers=self.layers.value(),
+            analyse=self.analyse.isChecked()))
 
     def _reset_results(self, steps: int | None) -> None:
         """Empty views for new runs of ``steps`` steps (None: as many as a loaded run has)."""
@@ -215,6 +170,8 @@ class LabPage(QWidget):
             plot.clear_curves()
         for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
             plot.fix_x(steps)
+        self.views.phase.clear()
+        self.views.phase.fix_x(steps)
         self.comparison.setRowCount(0)
         self.ranking.setRowCount(0)
         self.answer.clear()
@@ -226,6 +183,17 @@ class LabPage(QWidget):
     def _cancel(self) -> None:
         self.worker.cancel()
         self.worker.set_paused(False)
+        self._cancel_pending += 1
+        pending = self._cancel_pending
+        QTimer.singleShot(CANCEL_GRACE_MS, lambda: self._cancel_overdue(pending))
+
+    def _cancel_overdue(self, pending: int) -> None:
+        """The process did not answer the cancel in time (stuck in something that does not
+        look at it): end it; the next request starts a fresh one."""
+        if self._running and pending == self._cancel_pending and not getattr(self, "_shut", False):
+            self._cancel_pending += 1
+            self._killed_for_cancel = True
+            self.worker.kill()
 
     def _selected_heads(self) -> int | None:
         return self.shown_run.currentData()
@@ -237,13 +205,25 @@ class LabPage(QWidget):
             return
         folder = QFileDialog.getExistingDirectory(self, "Save the lab run into a folder")
         if folder:
-            self._save_requested.emit(heads, f"{folder}/lab-{self.task.currentText()}-h{heads}")
+            self.save_to(heads, f"{folder}/lab-{self.task.currentText()}-h{heads}")
+
+    def save_to(self, heads: int, folder: str) -> None:
+        self.error.clear()
+        self._set_running(True, job="saving")
+        self._save_requested.emit(heads, folder)
 
     def _load(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open a saved lab run (its folder)")
         if folder:
-            self._reset_results(steps=None)  # a loaded run's curves set their own step axis
-            self._load_requested.emit(folder)
+            self.load_folder(folder)
+
+    def load_folder(self, folder: str) -> None:
+        """Open a saved run (in the training process: it is checked there, and Cancel
+        reaches it); a bad file is said inline and what is shown now stays."""
+        self.error.clear()
+        self._set_running(True, job="loading")
+        self.progress.setText(f"loading {folder}…")
+        self._load_requested.emit(folder)
 
     def _export(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export curves and tables into a folder")
@@ -271,7 +251,7 @@ class LabPage(QWidget):
         folder = QFileDialog.getExistingDirectory(self, "Save the run first: choose a folder")
         if folder:
             self._stage_after_save = True
-            self._save_requested.emit(heads, f"{folder}/lab-{self.task.currentText()}-h{heads}")
+            self.save_to(heads, f"{folder}/lab-{self.task.currentText()}-h{heads}")
 
     # worker signals --------------------------------------------------------
     @Slot(int)
@@ -284,9 +264,12 @@ class LabPage(QWidget):
     @Slot(int, object)
     def _on_progress(self, heads: int, event: dict) -> None:
         live = self._live.setdefault(heads, {"step": [], "loss": [], "accuracy": [], "entropy": []})
+        layers = max(1, len(event["prefix"]) // heads)
         if not live["step"] or live["step"][-1] != event["step"]:
             for key in ("step", "loss", "accuracy", "entropy"):
                 live[key].append(event[key])
+            live.setdefault("prefix", []).append(max(event["prefix"][-heads:], default=0.0))
+            live.setdefault("previous", []).append(max(event["previous"][:heads], default=0.0))
         color, name = color_for(self._order.index(heads) if heads in self._order else 0), f"h={heads}"
         steps = np.array(live["step"])
         # one plot per event-loop turn: each repaints alone, so no turn holds the loop long
@@ -294,6 +277,10 @@ class LabPage(QWidget):
         self._refresh.schedule("accuracy", lambda: self.accuracy_plot.set_curve(
             name, steps, live["accuracy"], color))
         self._refresh.schedule("entropy", lambda: self._draw_entropy(steps, np.array(live["entropy"])))
+        phase = self.views.phase
+        self._refresh.schedule("phase loss", lambda: phase.show_loss(steps, live["loss"], name))
+        self._refresh.schedule("phase scores", lambda: phase.show_scores(
+            steps, live["loss"], live["accuracy"], live["prefix"], live["previous"], layers))
         if event["maps"] is not None:
             layers = event["maps"].shape[0]
             maps = event["maps"].reshape(-1, *event["maps"].shape[-2:])  # [layers * H, T, T]
@@ -316,6 +303,8 @@ class LabPage(QWidget):
 
     @Slot(int, object)
     def _on_run_finished(self, heads: int, summary: dict) -> None:
+        if self._job == "loading":  # the loaded run replaces what was shown only once it is whole
+            self._reset_results(steps=None)
         self._summaries[heads] = summary
         if heads not in self._order:
             self._order.append(heads)
@@ -325,8 +314,9 @@ class LabPage(QWidget):
         later(f"loss {name}", lambda: self.loss_plot.set_curve(name, curve[:, 0], curve[:, 1], color))
         later(f"accuracy {name}", lambda: self.accuracy_plot.set_curve(name, curve[:, 0], curve[:, 2], color))
         if pr:
+            share = 100.0 * np.arange(len(pr["accuracy"])) / max(1, len(pr["order"]))  # % of heads removed
             later(f"pruning {name}", lambda: self.pruning_plot.set_curve(
-                name, np.arange(len(pr["accuracy"])), pr["accuracy"], color, symbol="o"))
+                name, share, pr["accuracy"], color, symbol="o"))
         later(f"table {name}", lambda: tables.fill_comparison(self.comparison, self._summaries))
         later(f"selected {name}", lambda: self._add_shown_run(heads))
 
@@ -335,24 +325,36 @@ class LabPage(QWidget):
         self.shown_run.setCurrentIndex(self.shown_run.count() - 1)
 
     def _show_selected(self) -> None:
+        """The selected run's entropy, ranking, pruning answer, survivors and circuit, each
+        in its own event-loop turn (drawn together they held the loop over 100 ms)."""
         heads = self._selected_heads()
         summary = self._summaries.get(heads) if heads is not None else None
         if summary is None:
             return
-        self._draw_entropy(summary["entropy_steps"], summary["entropy"])
+        later = self._refresh.schedule
+        later("entropy", lambda: self._draw_entropy(summary["entropy_steps"], summary["entropy"]))
         ab, pr = summary.get("ablation"), summary.get("pruning")
-        tables.fill_ranking(self.ranking, ab)
+        later("ranking", lambda: tables.fill_ranking(self.ranking, ab))
+        later("phase curves", lambda: self.views.phase.show_summary(summary))
+        later("phase maps", lambda: self.views.phase.show_maps(summary))
         if pr:
-            self.answer.setText(tables.pruning_answer(heads, pr))
+            later("answer", lambda: self.answer.setText(pruning_answer(heads, pr)))
             if pr["survivor_maps"] is not None:
-                self.survivors.show_maps(pr["survivor_maps"], [f"head {i}" for i in pr["survivors"]],
-                                         summary["labels"])
+                titles = [head_title(i, heads, summary["layers"]) for i in pr["survivors"]]
+                later("survivors", lambda: self.survivors.show_maps(pr["survivor_maps"], titles,
+                                                                    summary["labels"]))
             else:
-                self.survivors.show_maps(np.zeros((0, 1, 1)), [])  # every head could go
+                later("survivors", lambda: self.survivors.show_maps(np.zeros((0, 1, 1)), []))  # all could go
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
+        if getattr(self, "_killed_for_cancel", False):
+            self._killed_for_cancel = False
+            self._done("cancelled")
+            return
+        self._stage_after_save = False
         self.error.setText(message)
+        self.progress.setText(f"{self._job} stopped")
         self._set_running(False)
 
     @Slot()
@@ -361,19 +363,20 @@ class LabPage(QWidget):
 
     @Slot()
     def _on_finished(self) -> None:
-        self._refresh.schedule("done", lambda: self._done("finished"))  # after the results are drawn
+        self._refresh.schedule_last("done", lambda: self._done("finished"))  # after the results are drawn
 
     @Slot()
     def _on_cancelled(self) -> None:
-        self._refresh.schedule("done", lambda: self._done("cancelled"))
+        self._refresh.schedule_last("done", lambda: self._done("cancelled"))
 
     def _done(self, how: str) -> None:
         self._set_running(False)
-        self.progress.setText(f"training {how}")
-        self.status_message.emit(f"lab: training {how}")
+        self.progress.setText(f"{self._job} {how}")
+        self.status_message.emit(f"lab: {self._job} {how}")
 
     @Slot(str, object)
     def _on_saved(self, folder: str, changes: dict) -> None:
+        self._done("finished")
         self.status_message.emit(f"lab run saved to {folder}")
         if self._stage_after_save:
             self._stage_after_save = False

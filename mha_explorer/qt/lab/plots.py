@@ -116,6 +116,23 @@ class StaggeredRefresh(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
+    def schedule_last(self, key: str, update) -> None:
+        """Run ``update`` once everything scheduled meanwhile has run (it is moved behind
+        whatever is scheduled before its turn comes)."""
+        def when_alone() -> None:
+            if self._pending:
+                self._pending.pop(key, None)
+                self._pending[key] = when_alone
+                return
+            update()
+        self._pending.pop(key, None)
+        self.schedule(key, when_alone)
+
+    def stop(self) -> None:
+        """Drop what is waiting (the page is going)."""
+        self._pending.clear()
+        self._timer.stop()
+
     def _run_one(self) -> None:
         if not self._pending:
             self._timer.stop()

@@ -43,13 +43,6 @@ def fill_ranking(table: QTableWidget, ablation: dict | None) -> None:
             table.setItem(rank, c, QTableWidgetItem(str(value)))
 
 
-def pruning_answer(heads: int, pruning: dict) -> str:
-    k, total = pruning["removable"], len(pruning["order"])
-    survivors = ", ".join(map(str, pruning["survivors"])) or "none"
-    return (f"{heads} heads: {k} of {total} can be removed before held-out accuracy drops more than "
-            f"1 point (from {pruning['accuracy'][0]:.1%}); survivors: {survivors}")
-
-
 def spin_box(low: int, high: int, value: int) -> QSpinBox:
     spin = QSpinBox()
     spin.setRange(low, high)

@@ -1,9 +1,11 @@
-"""The right side of the Lab page: which run is shown, over three tabs: training
+"""The right side of the Lab page: which run is shown, over four tabs: training
 (curves and the live maps), the comparison table, ablation and pruning (ranking,
-pruning curve, the answer and the surviving heads' maps)."""
+pruning curve on fresh data with Michel et al.'s share as a reference line, the
+answer and the surviving heads' maps), and the induction circuit's phase change."""
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
@@ -17,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mha_explorer.core.lab.lesson import HONEST_PRUNING, MICHEL, MICHEL_SHARE
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.map_grid import MapGrid
+from mha_explorer.qt.lab.phase import PhaseView
 from mha_explorer.qt.lab.plots import CurvePlot
 from mha_explorer.qt.lab.reflow import Reflow
 from mha_explorer.qt.nesting import nested
@@ -64,17 +68,32 @@ class LabViews(QWidget):
         self.ranking.setHorizontalHeaderLabels(("rank", "head", "accuracy drop"))
         self.ranking.verticalHeader().hide()  # the rank column numbers the rows
         self.ranking.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.pruning_plot = CurvePlot("Greedy pruning", "heads removed", "held-out accuracy", y_range=(0, 1),
-                                      legend="bottom middle")
+        self.pruning_plot = CurvePlot("Greedy pruning, measured on fresh data", "share of heads removed (%)",
+                                      "accuracy on the report set", y_range=(0, 1), legend="bottom middle")
+        self.pruning_plot.setXRange(0, 100, padding=0.02)
+        reference = pg.InfiniteLine(MICHEL_SHARE * 100, angle=90, movable=False,
+                                    pen=pg.mkPen("#888888", width=2, style=Qt.PenStyle.DashLine),
+                                    label="Michel et al. 2019: ~40 % of BERT's heads",
+                                    labelOpts={"position": 0.55, "color": "#666666"})
+        self.pruning_plot.addItem(reference, ignoreBounds=True)
         self.answer = QLabel(wordWrap=True)
+        self.pruning_note = QLabel(f"{HONEST_PRUNING} {MICHEL}", wordWrap=True)
+        self.pruning_note.setStyleSheet("font-style: italic")
         self.survivors = MapGrid()
         self.survivors.prepare(PREPARED_MAPS)
         ranked = split(Qt.Orientation.Horizontal, self.ranking, self.pruning_plot)
-        pruning = split(Qt.Orientation.Vertical, ranked, headed(self.answer, self.survivors))
+        answer = QWidget()
+        answer_box = QVBoxLayout(answer)
+        answer_box.setContentsMargins(0, 0, 0, 0)
+        answer_box.addWidget(self.answer)
+        answer_box.addWidget(self.pruning_note)
+        pruning = split(Qt.Orientation.Vertical, ranked, headed(answer, self.survivors))
+        self.phase = PhaseView()
         self.tabs = QTabWidget()
         self.tabs.addTab(training, "Training")
         self.tabs.addTab(self.comparison, "Comparison")
         self.tabs.addTab(pruning, "Ablation && pruning")
+        self.tabs.addTab(self.phase, "Induction circuit")
         self.shown_run = QComboBox()
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
