@@ -122,8 +122,8 @@ def trained_changes(cfg: MHAConfig, changes: dict[str, Any], sentence: str | Non
         raise ConfigError("tokens", "the sentence has no words")
     layer = changes.get("layer", cfg.layer)
     same_model = cfg.weights == model.key
-    pieces = runtime.as_pieces(model, sentence.split() if sentence is not None else
-                               cfg.tokens if same_model or cfg.tokens else None)
+    carried = cfg.tokens if same_model else runtime.words_of(cfg.tokens, tuple(MODELS.values()))
+    pieces = runtime.as_pieces(model, sentence.split() if sentence is not None else carried)
     fields = trained_fields(model, layer) if isinstance(layer, int) and 1 <= layer <= model.layers else \
         trained_fields(model, 1)
     return {**fields, **changes, "tokens": pieces, "seq": len(pieces)}

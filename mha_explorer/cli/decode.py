@@ -13,8 +13,11 @@ import json
 import sys
 
 from mha_explorer.cli.common import add_config_flags, config_from_args, fail, whole_number
+from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.models import runtime
+from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.plan.decode import MAX_STEPS, cache_layout, decode_config, decode_steps
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.core.variants.registry import family_of
@@ -57,6 +60,13 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help=f"generated tokens, up to {MAX_STEPS:,} (default 8)")
     p.add_argument("--layers", type=whole_number, metavar="L",
                    help="layers in the model, for the whole model's cache (default: the preset's)")
+    p.add_argument("--text", metavar="PROMPT",
+                   help="with --weights naming a trained decoder (" + ", ".join(
+                       m.key for m in MODELS.values() if m.causal) + "): generate greedily after this "
+                   "text with the model's real KV cache, printing each new token, the cache of every "
+                   "layer and the step's time; --steps is the number of new tokens")
+    p.add_argument("--attention-layer", type=whole_number, metavar="L",
+                   help="with --text: also print each new token's attention row per head in layer L")
     p.add_argument("--check", action="store_true",
                    help="also decode with torch and report max_abs_diff_vs_full: the largest "
                    "difference from one full causal pass")
@@ -129,7 +139,38 @@ def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
     return decode_engine.max_abs_diff_vs_full(decode_engine.run_decode(cfg, prompt, steps))
 
 
+def _generate(args: argparse.Namespace, model) -> int:
+    """A trained decoder's greedy continuation of --text (its report, as JSON or lines)."""
+    if not model.causal:
+        return fail(f"{model.name} is an encoder: it reads a whole sentence and generates nothing; "
+                    "use --weights " + " or ".join(m.key for m in MODELS.values() if m.causal))
+    if args.text is None:
+        return fail(f"--weights {model.key} generates after a text: give --text PROMPT")
+    try:
+        report = runtime.part(model, "report").decode_report(args.text, args.steps, args.attention_layer)
+    except ConfigError as exc:
+        return fail(exc.message)
+    if args.json:
+        emit(json.dumps(report, indent=2))
+    else:
+        lines = [f"{model.name}: {report['prompt_tokens']} prompt tokens, {len(report['steps'])} generated",
+                 report["text"], ""]
+        for s in report["steps"]:
+            cache = format_bytes(s["model_cache_bytes"])
+            lines.append(f"step {s['step']:>3}  {s['text']!r:<16} cache {cache} "
+                         f"(layers: {min(s['cache_tokens'])}–{max(s['cache_tokens'])} tokens)  "
+                         f"{1000 * s['seconds']:.0f} ms")
+        emit("\n".join(lines))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    model = model_named(getattr(args, "weights", None) or "")
+    if model is not None or args.text is not None:
+        if model is None:
+            return fail("--text generates with a trained decoder: add --weights " + " or ".join(
+                m.key for m in MODELS.values() if m.causal))
+        return _generate(args, model)
     try:
         cfg = config_with_window(args)
         report = decode_report(cfg, args.prompt, args.steps, _layers(args))

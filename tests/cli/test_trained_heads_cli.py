@@ -40,7 +40,8 @@ def test_json_has_every_head_of_the_layer_with_its_map_and_patterns():
                             "--sentence", sentence, "--json"])
     assert code == 0 and err == ""
     report = json.loads(out)
-    assert set(report) == {"weights", "layer", "tokens", "heads"}  # no ablation unless asked
+    assert set(report) == {"weights", "layer", "token_ids", "tokens", "heads"}  # no ablation unless asked
+    assert len(report["token_ids"]) == len(report["tokens"]) and report["token_ids"][0] == 101  # [CLS]
     assert report["weights"] == "minilm-l6" and report["layer"] == 1
     tokens = report["tokens"]
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and "cat" in tokens

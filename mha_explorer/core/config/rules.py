@@ -47,7 +47,11 @@ def trained_fields(model: ModelDescription, layer: int) -> dict[str, Any]:
         # learned positions are already in the layer's input; RoPE turns q and k in the layer
         "positions": "rope" if model.positions == "rope" else "none",
         "window": model.layer_window(layer), "stride": None, "global_tokens": 0,
-        **{family.switch: False for family in FAMILIES if family.switch},
+        "rope_base": int(model.rope_base(layer)) if model.positions == "rope" else None,
+        # the default family with the model's own head width and norms; every other family off
+        **{name: value for family in FAMILIES for name, value in family.leave().items()},
+        "head_dim": None if model.head_dim * model.heads == model.d_model else model.head_dim,
+        "norms": model.qk_norm,
     }
 
 
@@ -71,6 +75,11 @@ def _reason(model: ModelDescription, field: str, layer: int) -> str:
                    f"layer {layer} of {name} sees the whole text"),
         "stride": f"{name} has no strided mask",
         "global_tokens": f"{name} has no global tokens",
+        "rope_base": (f"layer {layer} of {name} turns q and k with base {model.rope_base(layer):,.0f}"
+                      if model.positions == "rope" else f"{name} has no rotary positions"),
+        "head_dim": f"{name}'s heads are {model.head_dim} wide",
+        "norms": (f"{name} normalises its input and each head's q and k" if model.qk_norm else
+                  f"{name} has no RMSNorm on q and k"),
     }.get(field, f"{name} uses {FAMILIES[0].title}")
 
 

@@ -8,9 +8,10 @@ dock and the ``heads`` and ``decode`` commands read this catalog.
 from __future__ import annotations
 
 from mha_explorer.core.models.description import ModelDescription
+from mha_explorer.core.models.gemma3.description import GEMMA3_270M
 from mha_explorer.core.models.minilm.description import MINILM_L6
 
-MODELS: dict[str, ModelDescription] = {m.key: m for m in (MINILM_L6,)}
+MODELS: dict[str, ModelDescription] = {m.key: m for m in (MINILM_L6, GEMMA3_270M)}
 
 
 def model_named(key: str) -> ModelDescription | None:

@@ -26,6 +26,7 @@ import numpy as np
 from mha_explorer.core.models.patterns import entropy_bits  # the heads panel's entropy, one rule
 
 PATTERN_NAMES = ("previous_token", "first_token", "self", "induction")
+SHORT_NAMES = {"previous_token": "prev", "first_token": "first", "self": "self", "induction": "ind"}
 
 __all__ = ["PATTERN_NAMES", "entropy_bits", "first_token", "induction", "induction_targets",
            "pattern_scores", "previous_token", "self_weight"]

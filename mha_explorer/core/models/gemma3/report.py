@@ -107,8 +107,11 @@ def head_rows(maps: np.ndarray, ids: list[int]) -> list[dict[str, Any]]:
 
 
 def heads_report(layer: int, text: str, progress: Progress | None = None,
-                 cancel: Cancel | None = None) -> dict[str, Any]:
+                 cancel: Cancel | None = None, ablate: bool = False) -> dict[str, Any]:
     """The JSON-ready description of layer ``layer``'s heads on ``text`` (see the module doc)."""
+    if ablate:
+        raise ConfigError("ablate", f"switching heads off is measured on an encoder's sentence embedding; "
+                          f"{D.name} is a decoder: leave --ablate out")
     check_layer(layer)
     _check_text(text)
     model = _model(progress, cancel)
@@ -169,3 +172,34 @@ def induction_report(n: int = 50, seed: int = 0, progress: Progress | None = Non
             "loss_first_copy": _round(demo.loss_first), "loss_second_copy": _round(demo.loss_second),
             "prefix_matching": np.round(demo.prefix_matching.astype(np.float64), DIGITS).tolist(),
             "best_head": {"layer": layer, "head": head, "score": _round(score)}}
+
+
+# The Layers dock's view of the model (the same names every model's report offers) --------
+
+
+def pieces_maps(pieces: tuple[str, ...], cancel: Cancel | None = None) -> TextMaps:
+    """All 18 × 4 maps for a config's tokens (the model's own pieces)."""
+    from mha_explorer.core.models.gemma3.pieces import token_ids
+
+    model = _model(None, cancel)
+    ids = token_ids(pieces)
+    return TextMaps(tuple(ids), tuple(pieces), model.attention_maps(ids, cancel).numpy())
+
+
+def grid_badges(found: TextMaps) -> list[list[str]]:
+    """badges[l][h] such as "prev 0.98" or "ind 0.85": each head's strongest decoder pattern."""
+    badges = []
+    for layer_maps in found.maps:
+        table = head_patterns.pattern_scores(layer_maps, list(found.token_ids))
+        shown = {name: values for name, values in table.items() if values is not None}
+        layer_badges = []
+        for h in range(layer_maps.shape[0]):
+            name = max(shown, key=lambda n: shown[n][h])
+            layer_badges.append(f"{head_patterns.SHORT_NAMES.get(name, name)} {shown[name][h]:.2f}")
+        badges.append(layer_badges)
+    return badges
+
+
+def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]:
+    raise ConfigError("ablate", f"switching heads off is measured on an encoder's sentence embedding; "
+                      f"{D.name} is a decoder, so its heads are ranked by their patterns instead")

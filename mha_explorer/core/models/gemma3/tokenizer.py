@@ -48,6 +48,13 @@ def display_piece(piece: str) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in piece)
 
 
+def undisplay_piece(label: str) -> str:
+    """The piece behind a label (``display_piece`` undone)."""
+    for raw, shown in _ESCAPES.items():
+        label = label.replace(shown, raw)
+    return label
+
+
 class GemmaTokenizer:
     """``encode`` and ``decode`` over a loaded ``tokenizers.Tokenizer``."""
 

@@ -3,7 +3,7 @@
 ``heads_report`` builds the JSON of ``mha-explorer heads`` (layers 1-based, heads
 0-based, as the window labels them):
 
-    {"weights": "minilm-l6", "layer": L, "tokens": [...],
+    {"weights": "minilm-l6", "layer": L, "token_ids": [...], "tokens": [...],
      "heads": [{"head": h, "weights": [[T×T]], "entropy_bits": x,
                 "patterns": {"previous_token": s, "next_token": s, "self": s,
                              "first_token": s, "sep": s}}, ...],
@@ -111,8 +111,8 @@ def heads_report(layer: int, sentence: str, ablate: bool = False) -> dict[str, A
         "entropy_bits": _round(entropy[h]),
         "patterns": {name: _round(table[name][h]) for name in REPORT_PATTERNS},
     } for h in range(probs.shape[0])]
-    report: dict[str, Any] = {"weights": info.WEIGHTS_NAME, "layer": layer, "tokens": list(pieces),
-                              "heads": heads}
+    report: dict[str, Any] = {"weights": info.WEIGHTS_NAME, "layer": layer, "token_ids": list(ids),
+                              "tokens": list(pieces), "heads": heads}
     if ablate:
         from mha_explorer.core.models.minilm.ablation import ablate_each_head
 
