@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from mha_explorer.core.lab.lesson import OLSSON, best_per_step, circuit_story, head_name, phase_change
 from mha_explorer.qt.lab.map_grid import MapGrid
 from mha_explorer.qt.lab.plots import CurvePlot
+from mha_explorer.qt.lab.splits import split
 
 ACCURACY, PREFIX, PREVIOUS, LOSS = "#000000", "#D55E00", "#0072B2", "#009E73"
 
@@ -47,7 +48,6 @@ class PhaseView(QWidget):
         self._columns()
 
     def _columns(self) -> None:
-        from mha_explorer.qt.lab.views import split
 
         curves = split(Qt.Orientation.Vertical, self.loss_plot, self.score_plot)
         words = QWidget()

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSplitter,
     QTableWidget,
     QTabWidget,
     QVBoxLayout,
@@ -25,19 +24,10 @@ from mha_explorer.qt.lab.map_grid import MapGrid
 from mha_explorer.qt.lab.phase import PhaseView
 from mha_explorer.qt.lab.plots import CurvePlot
 from mha_explorer.qt.lab.reflow import Reflow
+from mha_explorer.qt.lab.splits import split
 from mha_explorer.qt.nesting import nested
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
-
-
-def split(orientation: Qt.Orientation, *widgets: QWidget) -> QSplitter:
-    """Panels side by side or one over the other, each border draggable, none collapsing
-    to nothing (a collapsed plot looks like a missing one)."""
-    splitter = QSplitter(orientation)
-    splitter.setChildrenCollapsible(False)
-    for widget in widgets:
-        splitter.addWidget(widget)
-    return splitter
 
 
 def headed(heading: QLabel, view: QWidget) -> QWidget:
