@@ -32,6 +32,8 @@ class JobKind(str, Enum):
     ablation = "ablation"  # one layer's heads switched off in turn
     decode = "decode"  # generation with a KV cache (the Generation dock)
     tiles = "tiles"  # tiled attention (the Generation dock)
+    generate = "generate"  # a trained decoder writing with its real KV cache
+    induction = "induction"  # a trained decoder on repeated random tokens
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.models.catalog import MODELS
+from mha_explorer.core.models.description import ModelDescription
 from mha_explorer.core.specs.weights import RANDOM
 
 
@@ -36,11 +38,14 @@ class Preset:
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
     dtype: str = "float32"  # as the released weights are stored (config.json's torch_dtype)
+    rope_base: int | None = None  # rope_theta, where it is not RoPE's usual 10,000
+    head_dim: int | None = None  # where a head is not D / H wide
+    norms: bool = False  # RMSNorm on the input and on each head's q and k
 
     def apply(self, cfg: MHAConfig) -> MHAConfig:
         # MHA presets leave key/value heads following the head count; every preset sets
-        # the whole mask (none has a stride or global tokens) and the MLA fields, so none
-        # lingers from before, and applying one never fails on what it did not set
+        # the whole mask (none has a stride or global tokens) and every family's fields, so
+        # none lingers from before, and applying one never fails on what it did not set
         kv = None if self.n_kv_heads == self.n_heads else self.n_kv_heads
         # another model's shape: no trained layer's weights (a model's or a Lab run's) fit it
         return cfg.replace(weights=RANDOM, weights_path=None, d_model=self.d_model, n_heads=self.n_heads,
@@ -50,7 +55,22 @@ class Preset:
                            kv_lora_rank=self.kv_lora_rank,
                            q_lora_rank=self.q_lora_rank, qk_nope_head_dim=self.qk_nope_head_dim,
                            qk_rope_head_dim=self.qk_rope_head_dim, v_head_dim=self.v_head_dim,
-                           dtype=self.dtype)
+                           dtype=self.dtype, rope_base=self.rope_base, head_dim=self.head_dim,
+                           norms=self.norms)
+
+
+def model_preset(model: ModelDescription, dtype: str = "bfloat16") -> Preset:
+    """A trained model's attention layer as a preset (its first layer's window and RoPE base),
+    read from its description: random weights in its exact shape."""
+    kind = "MQA" if model.kv_heads == 1 else "GQA" if model.kv_heads < model.heads else "MHA"
+    wide = model.head_dim * model.heads != model.d_model
+    return Preset(
+        model.key, f"{model.name} ({kind})", model.d_model, model.heads, model.kv_heads, model.bias,
+        model.causal, f"{model.name}'s own description: {'; '.join(model.notes) or model.norm}",
+        positions="rope" if model.positions == "rope" else "learned", layers=model.layers,
+        window=model.layer_window(1), dtype=dtype,
+        rope_base=int(model.rope_base(1)) if model.positions == "rope" else None,
+        head_dim=model.head_dim if wide else None, norms=model.qk_norm)
 
 
 PRESETS: dict[str, Preset] = {p.key: p for p in (
@@ -81,8 +101,8 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
            "hidden_size 8192, 64 heads, num_key_value_heads 8, 80 layers, RoPE: k_proj/v_proj "
            "are 8192→1024", positions="rope", layers=80, dtype="float16"),
     Preset("llama3-8b", "LLaMA-3 8B (GQA)", 4096, 32, 8, False, True,
-           "hidden_size 4096, 32 heads, num_key_value_heads 8, 32 layers, RoPE: k_proj/v_proj "
-           "are 4096→1024", positions="rope", layers=32, dtype="bfloat16"),
+           "hidden_size 4096, 32 heads, num_key_value_heads 8, 32 layers, RoPE (rope_theta 500000): "
+           "k_proj/v_proj are 4096→1024", positions="rope", layers=32, dtype="bfloat16", rope_base=500_000),
     Preset("mistral-7b", "Mistral 7B v0.1 (GQA, sliding window)", 4096, 32, 8, False, True,
            "hidden_size 4096, 32 heads, num_key_value_heads 8, head_dim 128, 32 layers, RoPE, "
            "sliding_window 4096; no bias", positions="rope", layers=32, window=4096, dtype="bfloat16"),
@@ -103,6 +123,7 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
            "d_model / heads = 56 is not the head width here, the MLA sizes are",
            positions="rope", layers=61, mla=True, kv_lora_rank=512, q_lora_rank=1536,
            qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, dtype="bfloat16"),
+    *(model_preset(m) for m in MODELS.values() if m.causal),  # each trained decoder's own shape
 )}
 
 

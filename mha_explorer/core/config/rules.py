@@ -55,6 +55,13 @@ def trained_fields(model: ModelDescription, layer: int) -> dict[str, Any]:
     }
 
 
+def layer_fields(model: ModelDescription, layer: int) -> dict[str, Any]:
+    """What changes with the layer: the layer itself, and a local or global layer's window and
+    RoPE base (an edit that moves to another layer of the same model)."""
+    fields = trained_fields(model, layer)
+    return {"layer": layer, "window": fields["window"], "rope_base": fields["rope_base"]}
+
+
 def _reason(model: ModelDescription, field: str, layer: int) -> str:
     """Why ``model`` fixes ``field``, in words."""
     name = model.name

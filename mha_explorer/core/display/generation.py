@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.plan.decode import cache_growth, decode_steps
 from mha_explorer.core.plan.tiles import tile_plan, tile_states
 from mha_explorer.core.specs.weights import RANDOM
@@ -35,8 +36,11 @@ def generation_config(cfg: MHAConfig) -> tuple[MHAConfig, list[str]]:
     changes: dict[str, Any] = {}
     if cfg.weights_spec.trained:
         changes.update(weights=RANDOM, weights_path=None)
-        notes.append("a trained encoder layer reads its whole sentence at once; generation is "
-                     "shown with its shape and random weights")
+        model = model_named(cfg.weights)
+        notes.append("the cache arithmetic uses this layer's shape with random weights; the tab "
+                     "'A trained model writes' runs the real model" if model is not None and model.causal else
+                     "a trained encoder layer reads its whole sentence at once; generation is shown with "
+                     "its shape and random weights")
     if cfg.dtype != "float32":
         changes["dtype"] = "float32"
     return (cfg.replace(**changes) if changes else cfg), notes

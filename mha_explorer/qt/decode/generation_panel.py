@@ -14,9 +14,11 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QTabWidget, QVBoxLayout, QWidget
 
 from mha_explorer.qt.decode.decode_view import DecodeView
+from mha_explorer.qt.decode.decoder_panel import DecoderPanel
 from mha_explorer.qt.decode.tiles_view import TilesView
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
+from mha_explorer.qt.scrolling import scroll_area
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
@@ -99,6 +101,8 @@ class GenerationPanel(QWidget):
                          "Decode: KV cache")
         self.tabs.addTab(self._page(self.tiles_view, ("rows Br", self.br_spin), ("keys Bc", self.bc_spin)),
                          "Tiles: online softmax")
+        self.decoder_panel = DecoderPanel(controller, jobs)  # a trained decoder writing
+        self.tabs.addTab(scroll_area(self.decoder_panel, sideways=True), "A trained model writes")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.addWidget(self.tabs, 1)

@@ -16,7 +16,7 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.config.rules import trained_fields
+from mha_explorer.core.config.rules import layer_fields, trained_fields
 from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.models.description import ModelDescription
@@ -142,8 +142,8 @@ class WeightsPanel(QWidget):
         cfg = self._controller.config
         model = model_named(cfg.weights)
         if not self._syncing and model is not None:
-            # a layer of another kind (local or global) brings its own window
-            self._controller.update(layer=layer, window=model.layer_window(layer))
+            # a layer of another kind (local or global) brings its own window and RoPE base
+            self._controller.update(**layer_fields(model, layer))
 
     # reflecting the config --------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:

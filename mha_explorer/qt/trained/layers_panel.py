@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from mha_explorer.core.config.rules import layer_fields
 from mha_explorer.core.display.layers import AblationData, LayersData
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
+from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
+from mha_explorer.qt.trained.induction_view import InductionView
 from mha_explorer.qt.trained.patterns_table import PatternsTable
 
 if TYPE_CHECKING:
@@ -73,11 +76,16 @@ class LayersPanel(QWidget):
         self._trained = False
         self.patterns = PatternsTable()
         self.ranking = AblationRanking()
-        tables = QTabWidget()
+        tables = self.tables = QTabWidget()
         tables.addTab(self.patterns, "Head patterns")
         tables.addTab(self.ranking, "Switch a head off")
         tables.setTabToolTip(1, "Each head of the layer switched off in turn, ranked by how much "
                              "the sentence embedding changes")
+        self.induction = InductionView(controller, jobs)
+        # scrolled: its minimum never sets the dock's height
+        tables.addTab(scroll_area(self.induction, sideways=True), "Induction heads")
+        tables.setTabToolTip(2, "A decoder shown random tokens twice: the heads that copy the token "
+                             "after an earlier occurrence")
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self._grid_slot)
         split.addWidget(tables)
@@ -102,6 +110,14 @@ class LayersPanel(QWidget):
         model = model_named(cfg.weights)
         trained = model is not None and cfg.tokens is not None
         self._trained = trained
+        # switching a head off is measured on an encoder's sentence embedding; induction heads
+        # are a decoder's
+        decoder = model is not None and model.causal
+        self.tables.setTabEnabled(1, not decoder)
+        self.tables.setTabEnabled(2, decoder)
+        self.tables.setTabToolTip(1, "an encoder's measure: a decoder's heads are ranked by their patterns"
+                                  if decoder else "Each head of the layer switched off in turn, ranked by "
+                                  "how much the sentence embedding changes")
         if self._grid is not None:
             self._grid.setEnabled(trained)
         if not trained:
@@ -122,8 +138,8 @@ class LayersPanel(QWidget):
         cfg = self._controller.config
         model = model_named(cfg.weights)
         wanted = (cfg.weights, cfg.layer, tuple(cfg.tokens or ()))
-        if (self.isVisible() and model is not None and wanted[2][:1] == (model.first_token,)
-                and wanted != self._asked_ablation):
+        if (self.isVisible() and model is not None and not model.causal  # an encoder's embedding
+                and wanted[2][:1] == (model.first_token,) and wanted != self._asked_ablation):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted)
 
@@ -182,7 +198,7 @@ class LayersPanel(QWidget):
         c = self._controller
         model = model_named(c.config.weights)
         if model is not None and c.config.layer != layer:
-            c.update(layer=layer, window=model.layer_window(layer))
+            c.update(**layer_fields(model, layer))
         self.grid.set_current(layer, head)
         c.set_stage(StageId.softmax)
         if self._open_head is not None:
