@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QScrollArea
+from PySide6.QtWidgets import QFileDialog, QScrollArea, QToolButton
 from safetensors.numpy import load_file
 
 from mha_explorer.core.config import MHAConfig
@@ -32,9 +32,19 @@ def test_ctrl_l_opens_the_lab_in_its_own_window_over_most_of_the_screen(qtbot, w
     qtbot.waitUntil(lambda: area.widget().width() <= area.viewport().width())
     assert not area.horizontalScrollBar().isVisible()
     assert window.stage_view.isVisible()  # the stage view stays in the main window
-    # double-clicking the title (setFloating) docks it back as a tab among the tables
-    dock.setFloating(False)
+    # a window of its own: the window manager's title bar, not a frameless tool window
+    flags = dock.windowFlags()
+    assert flags & Qt.WindowType.WindowType_Mask == Qt.WindowType.Window
+    assert not flags & Qt.WindowType.FramelessWindowHint
+    assert dock.windowTitle() == "Head lab — MHA Explorer"
+    # its bar's one button docks it back as a tab among the tables, with a dock's title bar
+    dock.findChild(QToolButton, "lab_dock_button").click()
+    assert not dock.isFloating() and dock.titleBarWidget() is None
     assert window.docks["shapes"] in window.tabifiedDockWidgets(dock)
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)  # and out again
+    assert dock.isFloating() and dock.windowFlags() & Qt.WindowType.WindowType_Mask == Qt.WindowType.Window
+    window.apply_default_layout()  # a layout reset docks it too, never keeping the button
+    assert not dock.isFloating() and dock.titleBarWidget() is None
 
 
 def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, window, tmp_path,

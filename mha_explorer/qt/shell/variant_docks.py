@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSplitter, QToolButton, QVBoxLayout, QWidget
 
 from mha_explorer.qt.panels.kv_compare import KVCompareTable
 from mha_explorer.qt.panels.variant_fields import VariantFields
@@ -85,6 +85,9 @@ class LabDock:
         # when the lab is still in sight once the event loop comes back
         self.dock.visibilityChanged.connect(
             lambda visible: visible and QTimer.singleShot(0, self._build_if_shown))
+        # docked again by any route (its button, a layout reset): the usual dock title back
+        self.dock.topLevelChanged.connect(
+            lambda floating: floating or self.dock.setTitleBarWidget(None))
 
     def _build_if_shown(self) -> None:
         if self.dock.isVisible() and not self.dock.visibleRegion().isEmpty():
@@ -108,18 +111,47 @@ class LabDock:
     def show(self) -> None:
         """Bring the lab forward (View menu, Ctrl+L) in a window of its own over most of
         the screen: docked among the tables it would share the height with the stage and
-        the width with the heads (at 1280×720 that left 570×300). Double-clicking its
-        title docks it again; the tab among the tables shows it docked."""
+        the width with the heads (at 1280×720 that left 570×300). Its bar's "Dock in the
+        main window" puts it back as a tab among the tables."""
         dock = self.dock
         dock.show()
         self.build()
-        if not dock.isFloating():
+        if dock.titleBarWidget() is None:  # docked, or dragged out as a tool window
             area = (self.window.screen() or QGuiApplication.primaryScreen()).availableGeometry()
             w, h = int(area.width() * LAB_SCREEN_SHARE), int(area.height() * LAB_SCREEN_SHARE)
-            dock.setFloating(True)
+            self._as_own_window()
             dock.setGeometry(area.x() + (area.width() - w) // 2, area.y() + (area.height() - h) // 2, w, h)
+            dock.show()
         dock.raise_()
         dock.activateWindow()
+
+    def _as_own_window(self) -> None:
+        """A floating dock on X11 is a frameless tool window whose title Qt draws itself:
+        no window-manager title bar, no minimise or maximise, no entry in the task list.
+        The Lab is a normal window instead, with its own title, and a thin bar inside
+        whose one button docks it again."""
+        dock = self.dock
+        dock.setFloating(True)
+        dock.setWindowFlags(Qt.WindowType.Window)
+        dock.setWindowTitle("Head lab — MHA Explorer")
+        dock.setTitleBarWidget(self._dock_bar())
+
+    def _dock_bar(self) -> QWidget:
+        bar = QWidget(objectName="lab_window_bar")
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(4, 2, 4, 2)
+        row.addStretch(1)
+        button = QToolButton(bar, objectName="lab_dock_button", text="Dock in the main window")
+        button.setToolTip("Put the Lab back as a tab among the tables (Ctrl+L opens it here again)")
+        button.setAccessibleName("Dock the Lab in the main window")
+        button.clicked.connect(self.dock_back)
+        row.addWidget(button)
+        return bar
+
+    def dock_back(self) -> None:
+        """Back among the tables, with the title bar every dock has."""
+        self.dock.setFloating(False)
+        bring_to_front(self.dock)
 
     def open_in_stage_view(self, changes: dict) -> None:
         """Apply the saved run's config changes and show its layer in the stage view."""
