@@ -40,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "lab", help="train small attention models on a generated task; ablate and prune their heads",
         description="Train one model per head count on a generated task (tasks: "
-        f"{', '.join(TASKS)}), report held-out accuracy, steps to 95 %%, per-head attention "
+        f"{', '.join(TASKS)}), report held-out accuracy, steps to 95 %, per-head attention "
         "entropy and the best last-layer head's prefix-matching score (an induction head's "
         "signature); optionally rank heads by ablation and prune them greedily (heads chosen on "
         "one held-out set, accuracy reported on another).")
