@@ -2,10 +2,11 @@
 
 A job is a plain function of plain arguments (a core function that may import torch); what
 crosses the thread are typed values: ``Job`` going out, ``JobDone``, ``JobFailed`` and
-``JobProgress`` coming back. Each kind of job keeps only its newest request (latest wins): an
-older one is skipped before it starts, cancelled between its pieces while it runs (when it
-takes ``cancel``), and its answer is dropped if it still arrives, so a view never shows the
-answer to a question nobody is asking any more. Errors are emitted, never raised.
+``JobProgress`` coming back (and ``began`` when a job really starts, for a progress display).
+Each kind of job keeps only its newest request (latest wins): an older one is skipped before it
+starts, cancelled between its pieces while it runs (when it takes ``cancel``), and its answer
+is dropped if it still arrives, so a view never shows the answer to a question nobody is asking
+any more. Errors are emitted, never raised.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class JobProgress:
 class JobRunner(QObject):
     """Lives on the worker thread; runs one job at a time, skipping stale ones."""
 
+    began = Signal(object)  # Job, as it starts (a stale one never does)
     finished = Signal(object)  # JobDone
     failed = Signal(object)  # JobFailed
     cancelled = Signal(object)  # Job
@@ -93,6 +95,7 @@ class JobRunner(QObject):
         if self.stale(job.kind, job.id):
             self.cancelled.emit(job)
             return
+        self.began.emit(job)
         try:
             if job.cancellable:
                 result = job.work(*job.args, cancel=lambda: self.stale(job.kind, job.id),
@@ -113,6 +116,7 @@ class Jobs(QObject):
     """The GUI side: ``submit(kind, work, *args)``; ``done(JobDone)``, ``failed(JobFailed)``,
     ``progressed(JobProgress)`` and ``cancelled(Job)`` for the newest job of each kind only."""
 
+    began = Signal(object)  # Job: the newest of its kind has started on the thread
     done = Signal(object)
     failed = Signal(object)
     progressed = Signal(object)
@@ -129,6 +133,7 @@ class Jobs(QObject):
         self._runner.moveToThread(self.thread)
         self.thread.finished.connect(self._runner.deleteLater)
         self._send.connect(self._runner.run)
+        self._runner.began.connect(self._on_began)
         self._runner.finished.connect(self._on_finished)
         self._runner.failed.connect(self._on_failed)
         self._runner.progressed.connect(self._on_progressed)
@@ -175,6 +180,10 @@ class Jobs(QObject):
 
     def _current(self, kind: str, job_id: int) -> bool:
         return job_id == self._ids.get(kind)
+
+    def _on_began(self, job: Job) -> None:
+        if self._current(job.kind, job.id):
+            self.began.emit(job)
 
     def _on_finished(self, done: JobDone) -> None:
         if self._current(done.kind, done.id):

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.plan.memory import MemoryBudgetError, format_bytes
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.shell.job_progress import JobProgressView
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
@@ -77,8 +78,9 @@ class StatusBarView(QWidget):
         self.progress_bar.hide()
         self.cancel_button.hide()
 
+        self.job_progress = JobProgressView(controller.jobs)  # the docks' work besides the trace
         layout.addWidget(self.message_label, 1)
-        for widget in (self.progress_bar, self.cancel_button, self.memory_label,
+        for widget in (self.job_progress, self.progress_bar, self.cancel_button, self.memory_label,
                        self.device_label, self.time_label):
             layout.addWidget(widget)
 

@@ -1,0 +1,92 @@
+"""Work besides the trace says what it is, how far it is, and stops on Cancel: a person
+waiting on the tiles or a model writing sees it in the status bar, not a frozen dock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from mha_explorer.core.errors import Cancelled
+from mha_explorer.qt.jobs import JobKind, Jobs
+from mha_explorer.qt.shell.job_progress import SHOW_AFTER_MS, JobProgressView, words_for
+
+
+@pytest.fixture
+def own_jobs(qtbot):
+    """A jobs thread of the test's own, so nothing else the window runs shows beside it."""
+    jobs = Jobs()
+    jobs.start()
+    view = JobProgressView(jobs)
+    qtbot.addWidget(view)
+    view.show()  # as in the status bar: shown when it has something to say
+    view.hide()
+    yield jobs, view
+    jobs.shutdown()
+
+
+def long_work(release: threading.Event, *, cancel, progress):
+    """Runs until released or cancelled, saying it is a third of the way."""
+    progress(1 / 3)
+    while not release.wait(0.005):
+        if cancel():
+            raise Cancelled()
+    return "finished"
+
+
+def test_a_long_job_shows_its_words_and_progress_and_cancel_stops_it(own_jobs, qtbot):
+    jobs, view = own_jobs
+    release = threading.Event()
+    try:
+        with qtbot.waitSignal(jobs.cancelled, timeout=10_000) as stopped:
+            jobs.submit(JobKind.tiles, long_work, release, cancellable=True)
+            qtbot.waitUntil(lambda: view.isVisible(), timeout=SHOW_AFTER_MS + 10_000)
+            assert view.kinds == (JobKind.tiles,)
+            assert view.label.text() == words_for(JobKind.tiles) == "computing the tiles…"
+            qtbot.waitUntil(lambda: view.bar.value() == 33)
+            assert view.cancel_button.isVisible()
+            view.cancel_button.click()
+        assert stopped.args[0].kind == JobKind.tiles
+        assert not view.isVisible()
+    finally:
+        release.set()
+
+
+def test_a_quick_job_is_never_announced(own_jobs, qtbot):
+    jobs, view = own_jobs
+    with qtbot.waitSignal(jobs.done, timeout=10_000, check_params_cb=lambda d: d.kind == JobKind.decode):
+        jobs.submit(JobKind.decode, lambda: 42)
+    assert not view.isVisible()
+    qtbot.wait(SHOW_AFTER_MS + 100)  # past the moment it would have appeared
+    assert not view.isVisible()
+
+
+def test_a_job_that_cannot_stop_has_no_cancel_button(own_jobs, qtbot):
+    jobs, view = own_jobs
+    release = threading.Event()
+    try:
+        jobs.submit(JobKind.layers, release.wait, 30)
+        qtbot.waitUntil(lambda: view.isVisible(), timeout=SHOW_AFTER_MS + 10_000)
+        assert view.label.text() == "reading every layer…"
+        assert view.bar.maximum() == 0  # busy: it says nothing of how far it is
+        assert not view.cancel_button.isVisible()
+        with qtbot.waitSignal(jobs.done, timeout=10_000):
+            release.set()
+        assert not view.isVisible()
+    finally:
+        release.set()
+
+
+def test_the_window_announces_its_docks_work(make_window, qtbot):
+    window = make_window()
+    view = window.status_view.job_progress
+    release = threading.Event()
+    try:
+        window.controller.jobs.submit(JobKind.induction, long_work, release, cancellable=True)
+        qtbot.waitUntil(lambda: JobKind.induction in view.kinds, timeout=SHOW_AFTER_MS + 20_000)
+        assert words_for(JobKind.induction) in view.label.text()
+        assert view.isVisibleTo(window)
+        view.cancel_button.click()
+        qtbot.waitUntil(lambda: JobKind.induction not in view.kinds, timeout=10_000)
+    finally:
+        release.set()
