@@ -68,7 +68,7 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
     add("--global-tokens", type=_whole, metavar="N",
         help="the first N tokens see and are seen by every token (with --window or --stride)")
     add("--rope-base", type=_whole_or_none, metavar="B",
-        help="RoPE's base: pair i turns by p·B^(-2i/d) (default 10000; Gemma 3's global layers 1000000)")
+        help="RoPE's base: pair i turns by p·B^(-2i/d) (default 10000; trained decoders use up to 1000000)")
     add("--positions", choices=POSITION_CHOICES,
         help="none, sinusoidal or learned (added to X; learned is a seeded random table with random "
         "weights), or rope (turns Q and K after the split into heads)")

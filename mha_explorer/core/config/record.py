@@ -91,7 +91,7 @@ class MHAConfig:
     rope_base: int | None = None  # None: 10,000, RoPE's usual base
     # the grouped family's own fields (core/variants/grouped): None / off by default
     head_dim: int | None = None  # None: d_k = D / H
-    norms: bool = False  # RMSNorm on the layer's input and on each head's q and k (as Gemma 3)
+    norms: bool = False  # RMSNorm on the layer's input and on each head's q and k
     # the latent family's switch and sizes (core/variants/latent); None: derived from d_k
     mla: bool = False
     kv_lora_rank: int | None = None

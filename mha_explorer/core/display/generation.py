@@ -7,7 +7,7 @@ variants (MHA, GQA, MQA, a sliding window) growing beside this one.
 ``tiles_data`` gives the tiles view the tile grid, the plan's numbers and, when
 small enough, every tile's running m, l and rescaled output for one head.
 
-Generation is a decoder's business: a trained encoder layer (MiniLM) sees the
+Generation is a decoder's business: a trained encoder layer sees the
 whole sentence at once, so its shape is used with random weights here and a
 note says so. The torch work is imported only inside the functions.
 """

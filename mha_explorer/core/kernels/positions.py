@@ -38,7 +38,7 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = ROPE_BASE
     return x * cos + rotate_half(x) * sin
 
 
-RMS_EPS = 1e-6  # as Gemma 3 and DeepSeek normalise
+RMS_EPS = 1e-6  # as the trained decoders normalise
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

@@ -33,14 +33,14 @@ class Distribution:
 class ModelDescription:
     """One trained model's architecture, tokenizer and provenance.
 
-    ``head_dim`` is each head's query/key/value width, which need not be D / H (Gemma 3
-    270M: D 640, 4 heads of 256). ``layer_kinds`` says per layer (0-based) whether it
+    ``head_dim`` is each head's query/key/value width, which need not be D / H (a
+    model 640 wide may have 4 heads of 256). ``layer_kinds`` says per layer (0-based) whether it
     attends globally or through a sliding window of ``window`` keys; ``rope_bases`` the
     RoPE base of each kind (empty: no rotary positions).
     """
 
     key: str  # the config's ``weights`` value and the CLI's --weights choice
-    name: str  # for people: "MiniLM-L6", "Gemma 3 270M"
+    name: str  # for people, as menus and help name it
     causal: bool  # a decoder: every query sees only earlier keys
     layers: int
     d_model: int

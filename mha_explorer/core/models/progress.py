@@ -2,7 +2,7 @@
 
 Every long step (hashing, converting, loading, generating) takes the same two
 callbacks: ``progress(fraction, text)`` with fraction in [0, 1] and a sentence a
-person can read ("converting Gemma 3 270M: tensor 37 of 236"), and ``cancel()``,
+person can read ("converting the model: tensor 37 of 236"), and ``cancel()``,
 asked between small pieces of work, which stops the work with ``Cancelled`` when
 it returns True.
 """

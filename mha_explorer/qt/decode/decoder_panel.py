@@ -1,6 +1,6 @@
 """A trained decoder writing: greedy generation with its real KV cache, step by step.
 
-Shown in the Generation dock while the weights are a trained decoder's (Gemma 3 270M). The
+Shown in the Generation dock while the weights are a trained decoder's. The
 text grows token by token; beside it, every layer's cache after the step (local layers stop
 at their window, global ones keep growing) and the new token's attention row in each head of
 the layer on screen. The numbers come from core.display.decoder on the jobs thread.

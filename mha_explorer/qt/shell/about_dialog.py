@@ -1,5 +1,5 @@
-"""Help → About: the app's version, and every trained model's size and licence — Gemma's
-Terms of Use readable in full from the package that ships them."""
+"""Help → About: the app's version, and every trained model's size and licence — a model's
+terms of use readable in full from the package that ships them."""
 
 from __future__ import annotations
 

@@ -51,10 +51,10 @@ def gqa_default(H: int, Hkv: int) -> int:
 
 FIELDS = (
     VariantField("head_dim", "d_k", "head width (d_k)", "--head-dim", "N", "D/H",
-                 "each head's query, key and value width; D/H by default (Gemma 3 270M: 256 "
-                 "where D/H is 160)", 4_096),
+                 "each head's query, key and value width; D/H by default (a model may use wider "
+                 "heads: 256 where D/H is 160)", 4_096),
     VariantField("norms", "", "RMSNorm on x, q and k", "--rms-norms", "", "off",
-                 "RMSNorm on the layer's input and on each head's q and k before RoPE (as Gemma 3)",
+                 "RMSNorm on the layer's input and on each head's q and k before RoPE (as some decoders do)",
                  kind="bool"),
 )
 

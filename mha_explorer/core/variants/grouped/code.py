@@ -76,7 +76,7 @@ def _head_stages(out: Lines, cfg, t: dict, shared_kv: bool, kv_heads: str) -> No
     if StageId.norm in t:
         out.begin(StageId.norm)
         out.add(comment="RMSNorm: every token to the same size, then a learned scale")
-        out.add("def rms(t, w):", "over the last axis; eps as Gemma 3's")
+        out.add("def rms(t, w):", "over the last axis; eps 1e-6")
         out.add("return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w", indent=2)
         out.add("x = rms(x, norm)", shape_comment(t[StageId.norm].tensor("X")))
         out.add("x_kv = rms(x_kv, norm)" if cfg.is_cross else "x_kv = x")

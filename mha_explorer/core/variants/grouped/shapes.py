@@ -71,7 +71,7 @@ NORM_OPS_PER_ELEMENT = 4  # square, sum, scale by 1/rms, multiply by the learned
 
 
 def _norm_stage(cfg) -> Stage:
-    """RMSNorm of X before the projections (Gemma 3: "the input layernorm")."""
+    """RMSNorm of X before the projections (a decoder's "input layernorm")."""
     B, T, S, D, e = cfg.batch, cfg.T, cfg.S, cfg.d_model, cfg.elem_bytes
     tensors = [_tensor("X", ("B", "T", "D"), (B, T, D), e)]
     if cfg.is_cross:
@@ -84,7 +84,7 @@ def _norm_stage(cfg) -> Stage:
 
 
 def _qk_norm_stage(cfg) -> Stage:
-    """RMSNorm of each head's q and k (Gemma 3), before RoPE: a per-head scale of d_k numbers."""
+    """RMSNorm of each head's q and k, before RoPE: a per-head scale of d_k numbers."""
     B, T, S, H, Hkv, dk, e = cfg.batch, cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k, cfg.elem_bytes
     return Stage(
         StageId.qk_norm, "Normalise each head's q and k (RMSNorm)",
