@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import (
@@ -56,7 +55,6 @@ class DecoderView(QWidget):
         self.setMinimumHeight(120)
         self._gen: DecoderGeneration | None = None
         self._step = 0
-        self._lut = lookup_table()
 
     @property
     def step_count(self) -> int:
@@ -132,6 +130,8 @@ class DecoderView(QWidget):
 
     def _paint_row(self, p: QPainter, rect: QRectF, s, ink: QColor) -> None:
         """The new token's attention over the cached keys, a row per head of the shown layer."""
+        import numpy as np  # with the first answer, not at start-up
+
         weights = np.asarray(s.weights)  # [H, S]
         label_h = p.fontMetrics().lineSpacing()
         p.drawText(QRectF(rect.left(), rect.top(), rect.width(), label_h), Qt.AlignmentFlag.AlignLeft,
@@ -143,7 +143,7 @@ class DecoderView(QWidget):
         top = max(float(weights.max()), 1e-9)
         for h in range(heads):
             for j in range(keys):
-                color = self._lut[int(round(255 * weights[h, j] / top))]
+                color = lookup_table()[int(round(255 * weights[h, j] / top))]
                 cell = QRectF(rows.left() + j * cell_w, rows.top() + h * cell_h, cell_w + 0.5, cell_h - 1)
                 p.fillRect(cell, QColor(int(color[0]), int(color[1]), int(color[2])))
 

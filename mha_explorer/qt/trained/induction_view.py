@@ -40,7 +40,6 @@ class ScoreGrid(QWidget):
         self.setObjectName("induction_grid")
         self.setMinimumSize(180, 120)
         self.data: InductionData | None = None
-        self._lut = lookup_table()
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
@@ -65,7 +64,7 @@ class ScoreGrid(QWidget):
             p.drawText(QRectF(0, y, label - 4, cell_h), right, f"L{layer + 1} {self.data.layer_kinds[layer]}")
             for h in range(heads):
                 value = float(scores[layer, h])
-                rgb = self._lut[int(round(255 * min(max(value, 0.0), 1.0)))]
+                rgb = lookup_table()[int(round(255 * min(max(value, 0.0), 1.0)))]
                 cell = QRectF(label + h * cell_w + 1, y + 1, cell_w - 2, cell_h - 2)
                 p.fillRect(cell, QColor(int(rgb[0]), int(rgb[1]), int(rgb[2])))
                 p.setPen(QColor("#ffffff") if value > 0.5 else QColor("#000000"))
