@@ -43,6 +43,9 @@ EXPECTED = {
     # kv_a_proj_with_mqa 7168·576 = 4,128,768; kv_a_layernorm 512; kv_b_proj 512·128·256 = 16,777,216;
     # o_proj 128·128·7168 = 117,440,512
     "deepseek-v3": 187_107_328,
+    # q_proj 640·(4·256) = 655,360; k_proj, v_proj 640·256 = 163,840 each; o_proj 1024·640 = 655,360;
+    # input_layernorm 640; q_norm, k_norm 256 each (heads are 256 wide although D / H = 160)
+    "gemma3-270m": 1_639_552,
 }
 
 # (d_model, heads, kv heads, bias) as the published model configs have them
@@ -56,6 +59,7 @@ PUBLISHED = {
     "llama3-8b": (4096, 32, 8, False), "mistral-7b": (4096, 32, 8, False),
     "falcon-7b": (4544, 71, 1, False),  # multi_query: one K/V head of 64
     "deepseek-v2-lite": (2048, 16, 16, False), "deepseek-v3": (7168, 128, 128, False),
+    "gemma3-270m": (640, 4, 1, False),  # head_dim 256
 }
 
 # the published configs' MLA fields: (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim)
@@ -72,6 +76,7 @@ PUBLISHED_LAYOUT = {
     "llama2-7b": (32, "rope", None), "llama2-70b": (80, "rope", None), "llama3-8b": (32, "rope", None),
     "mistral-7b": (32, "rope", 4096), "falcon-7b": (32, "rope", None),
     "deepseek-v2-lite": (27, "rope", None), "deepseek-v3": (61, "rope", None),
+    "gemma3-270m": (18, "rope", 512),  # its first layer is a local one: sliding_window 512
 }
 
 
@@ -128,6 +133,12 @@ def checkpoint_modules(key: str) -> list[nn.Module]:
         # kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj
         return q + [_linear(D, r_kv + rope, False), nn.RMSNorm(r_kv, device="meta"),
                     _linear(r_kv, H * (nope + v), False), _linear(H * v, D, False)]
+    if key == "gemma3-270m":
+        # q_proj, k_proj, v_proj, o_proj with 256-wide heads; input_layernorm, q_norm, k_norm
+        width = 256
+        return [_linear(D, H * width, False), _linear(D, Hkv * width, False), _linear(D, Hkv * width, False),
+                _linear(H * width, D, False), nn.RMSNorm(D, device="meta"), nn.RMSNorm(width, device="meta"),
+                nn.RMSNorm(width, device="meta")]
     if key == "falcon-7b":
         # query_key_value fuses Q and the single K/V head: D -> D + 2·64; dense D -> D
         return [_linear(D, D + 2 * kv, False), _linear(D, D, False)]
