@@ -132,9 +132,10 @@ class LabDock:
         whose one button docks it again."""
         dock = self.dock
         dock.setFloating(True)
+        # the bar first: setting a title bar widget makes a floating dock a tool window again
+        dock.setTitleBarWidget(self._dock_bar())
         dock.setWindowFlags(Qt.WindowType.Window)
         dock.setWindowTitle("Head lab — MHA Explorer")
-        dock.setTitleBarWidget(self._dock_bar())
 
     def _dock_bar(self) -> QWidget:
         bar = QWidget(objectName="lab_window_bar")
@@ -152,6 +153,7 @@ class LabDock:
         """Back among the tables, with the title bar every dock has."""
         self.dock.setFloating(False)
         bring_to_front(self.dock)
+        self.window.activateWindow()  # the lab's window is gone: the keys go to the main one
 
     def open_in_stage_view(self, changes: dict) -> None:
         """Apply the saved run's config changes and show its layer in the stage view."""
