@@ -182,6 +182,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"mha-explorer: error: the decoded steps differ from one full causal pass by "
               f"{report['max_abs_diff_vs_full']:.3g} (more than {CHECK_TOLERANCE:g})", file=sys.stderr)
         return 1
-    with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
-        print(json.dumps(report, indent=2) if args.json else format_report(report))
+    emit(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0

@@ -9,11 +9,11 @@ compared with F.scaled_dot_product_attention on the same mask
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 
 from mha_explorer.cli.common import add_config_flags, fail
 from mha_explorer.cli.decode import add_layer_flags, config_with_window
+from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.plan.tiles import parse_block, tile_plan
 from mha_explorer.core.units import format_bytes, format_count
@@ -86,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc.message)
     except ValueError as exc:
         return fail(f"argument --block: {exc}")
-    with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
-        print(json.dumps(report, indent=2) if args.json else format_report(report))
+    emit(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
