@@ -96,7 +96,8 @@ def available_ram() -> int:
 
 def default_budget(available: int | None = None, *,
                    on_bad_setting: Callable[[BudgetSettingError], None] | None = None) -> int:
-    """The budget from the environment override, else a fraction of what is free.
+    """The budget from the environment override (at most what is free), else a fraction
+    of what is free.
 
     A bad override raises BudgetSettingError, unless ``on_bad_setting`` is given: then
     it is told (the window shows it as a warning) and the default is used.
@@ -108,9 +109,11 @@ def default_budget(available: int | None = None, *,
             raise
         on_bad_setting(err)
         env = None
-    if env is not None:
-        return env
     free = available_ram() if available is None else available
+    if env is not None:
+        # more than is free would pass the guard and end in a failed allocation: the
+        # override may raise the share of free memory, not the memory itself
+        return min(env, free)
     return int(free * DEFAULT_BUDGET_FRACTION)
 
 
