@@ -15,6 +15,7 @@ from mha_explorer.cli.common import (
     config_from_args,
     fail,
     one_line,
+    require_device,
 )
 from mha_explorer.console import emit, report_io_error
 from mha_explorer.core.plan.build import build_plan
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if stages != "all" and not build_plan(config).has_stage(stages[0]):
         return fail(f"argument --stage: this configuration has no {stages[0]} stage; it has "
                     + ", ".join(build_plan(config).stage_ids))
+    require_device(config)
     _headless()
     from mha_explorer.core.engine import runner as engine  # torch: only once the flags are known to be good
     from mha_explorer.core.plan.memory import MemoryBudgetError

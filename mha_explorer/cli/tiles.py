@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mha_explorer.cli.common import add_config_flags, fail
+from mha_explorer.cli.common import add_config_flags, cpu_only_note, fail
 from mha_explorer.cli.decode import add_layer_flags, config_with_window
 from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
@@ -48,6 +48,7 @@ def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
                                f"above {CHECK_MAX_CELLS:,}")
     else:
         from mha_explorer.core.engine.tiled import max_abs_diff_vs_full  # torch: only for a size it can check
+        cpu_only_note(cfg, "the comparison with the full computation")
 
         report["max_abs_diff_vs_full"] = max_abs_diff_vs_full(cfg, block)
     return report
