@@ -138,6 +138,18 @@ def shown_rows(cfg: MHAConfig) -> int:
     return max(1, min(cfg.T, SHOWN_MAX_ROWS, SHOWN_MAX_CELLS // (cfg.H * cfg.S)))
 
 
+def picked_rows(cfg: MHAConfig) -> tuple[int, ...]:
+    """The query rows a picture of a long sequence shows, spread evenly from the first
+    to the last (as many as ``shown_rows`` allows): each is computed exactly, so the map
+    is a down-sampled set of exact rows, not an average of rows."""
+    n, T = shown_rows(cfg), cfg.T
+    if n >= T:
+        return tuple(range(T))
+    if n == 1:
+        return (0,)
+    return tuple(i * (T - 1) // (n - 1) for i in range(n))  # distinct: the step is at least 1
+
+
 def chunk_rows(cfg: MHAConfig) -> int:
     return max(1, min(cfg.T, CHUNK_MAX_CELLS // (cfg.H * cfg.S)))
 
