@@ -13,6 +13,7 @@ import json
 import sys
 
 from mha_explorer.cli.common import add_config_flags, config_from_args, cpu_only_note, fail, whole_number
+from mha_explorer.cli.progress import Progress
 from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.presets import get_preset
@@ -137,9 +138,11 @@ def format_report(d: dict) -> str:
 
 def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
     from mha_explorer.core.engine import decode as decode_engine  # torch: only when asked for
-    cpu_only_note(cfg, "the check")
 
-    return decode_engine.max_abs_diff_vs_full(decode_engine.run_decode(cfg, prompt, steps))
+    cpu_only_note(cfg, "the check")
+    with Progress(steps + 1, unit="step", label="decoding") as bar:
+        run = decode_engine.run_decode(cfg, prompt, steps, on_step=bar.to)
+    return decode_engine.max_abs_diff_vs_full(run)
 
 
 def _generate(args: argparse.Namespace, model) -> int:

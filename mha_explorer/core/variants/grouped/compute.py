@@ -297,7 +297,8 @@ def full_pass(cfg, tensors: LayerTensors) -> np.ndarray:
     return y.numpy()
 
 
-def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> DecodeRun:
+def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors,
+           on_step=None) -> DecodeRun:
     """The prompt pass and ``steps`` generation steps of the sequence ``full`` (its decode
     config), float32 on the CPU, with a K and V cache [B, Hkv, kept, d_k]."""
     w = tensors.weights
@@ -311,6 +312,8 @@ def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> D
     results = []
     with torch.no_grad():
         for t in range(steps + 1):
+            if on_step is not None:  # progress, and a place for Ctrl+C between steps
+                on_step(t)
             p0, p1 = step_rows(t, prompt)
             q, k_new, v_new = project_heads(full, w, x[:, p0:p1], x[:, p0:p1])
             if full.positions_spec.rotates_qk:  # each token turned once, by its place in the sequence
