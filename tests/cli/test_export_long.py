@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 from terminal_session import assert_stopped_in_one_line, interrupt_at
@@ -37,9 +38,15 @@ def long_for_the_picture(monkeypatch):
 
 def test_a_softmax_export_draws_exact_picked_rows_and_names_them(qapp, tmp_path, long_for_the_picture):
     out = tmp_path / "slides"
-    rc, stdout, err = run_main(["export", "--stage", "softmax", "--out", str(out), "--format", "png",
-                                "--size", "640x360", "--no-tables", *SMALL])
+    rc, stdout, err = run_main(["export", "--stage", "softmax", "--out", str(out), "--format", "svg",
+                                "--size", "1280x720", "--no-tables", *SMALL])
     assert rc == 0, err
+    # both pictures say their rows are picked and exact: the maps' caption, and the stage's
+    # statistics (spread and entropy of the kept scores) say which rows they are over
+    for name in ("06-softmax-heads.svg", "06-softmax.svg"):
+        words = " ".join(" ".join(ET.parse(out / name).getroot().itertext()).replace("\u00a0", " ").split())
+        assert "spread evenly, each exact" in words, (name, words[:2000])
+    assert "Over query rows 0," in words
     sidecar = json.loads((out / "rows.json").read_text())
     rows = sidecar["rows"]
     assert rows == sorted(set(rows)) and len(rows) == 6 and rows[0] == 0 and rows[-1] == 39

@@ -124,6 +124,16 @@ def _rows_note(start: int, stop: int, total: int) -> str:
     return f"rows {start}–{stop - 1} of {total:,}"
 
 
+def statistics_rows(trace: Trace) -> str:
+    """The query rows a statistic of the kept attention maps is over, as a sentence ("" when
+    the trace keeps every row)."""
+    if trace.row_ids is not None:
+        return f"Over {picked_rows_note(trace.row_ids, trace.config.T)}."
+    if trace.mode == "windowed":
+        return f"Over query {_rows_note(*trace.rows, trace.config.T)}."
+    return ""
+
+
 def picked_rows_note(rows: tuple[int, ...], total: int) -> str:
     """'query rows 0, 11,111, …, 99,999 (10 of 100,000, spread evenly, each exact)'."""
     named = ", ".join(f"{r:,}" for r in rows[:4]) + (f", …, {rows[-1]:,}" if len(rows) > 4 else "")
