@@ -36,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         NAME, help="draw stages to PNG/SVG files and write the tables, without a window",
         description="Compute the layer once and draw each chosen stage as NN-stage.png/.svg "
         "(the stage view) and NN-stage-heads.png/.svg (a map per head), plus shapes.csv, "
-        "shapes.md, params.csv and params.md. Runs without a display.")
+        "shapes.md, params.csv and params.md. Runs without a display. A sequence too long to "
+        "show whole draws, up to the softmax, only the query rows its maps show (spread evenly, "
+        "each exact; named on stderr and in rows.json); a later stage needs every row, and its "
+        "likely time is said first. On a terminal, stderr shows a progress bar.")
     add_config_flags(p, inherit=True)
     p.add_argument("--stage", dest="export_stage", default="all", metavar="ID",
                    help="'all' (the default: every stage the config has, in order, positions, "
