@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+DELAY_S = 0.5
+
 
 class Progress:
     """A bar over ``total`` units; ``to(done)`` moves it, ``fraction(f)`` too."""
@@ -15,7 +17,8 @@ class Progress:
         if sys.stderr is not None and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.total, file=sys.stderr, unit=unit, desc=label,
+            # delay: work done within half a second never flashes a bar
+            self.bar = tqdm(total=self.total, file=sys.stderr, unit=unit, desc=label, delay=DELAY_S,
                             dynamic_ncols=True, leave=False, unit_scale=True)
 
     def to(self, done: int) -> None:
