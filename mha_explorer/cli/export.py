@@ -116,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"mha-explorer: note: drew batch element {trace.batch_index}, "
               f"{picked_rows_note(trace.row_ids, config.T)}; its statistics are over these rows "
               f"(listed in {ROWS_SIDECAR})", file=sys.stderr)
+    else:
+        drop_stale_rows_sidecar(out)
     for path in written:
         emit(str(path))
     return 0
@@ -163,6 +165,20 @@ def say_how_long(config, device: str) -> None:
 
 
 ROWS_SIDECAR = "rows.json"
+
+
+def drop_stale_rows_sidecar(out: Path) -> None:
+    """An earlier export's rows.json would describe pictures just drawn over with every row:
+    removed when it is that sidecar (a plain file holding our document), else left alone."""
+    path = out / ROWS_SIDECAR
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 20:
+            return
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and doc.get("mode") == "rows" and "query_rows_total" in doc:
+            path.unlink()
+    except (OSError, ValueError):  # unreadable or not ours: not this export's business
+        return
 
 
 def write_rows_sidecar(out: Path, trace) -> Path:

@@ -59,6 +59,20 @@ def test_a_softmax_export_draws_exact_picked_rows_and_names_them(qapp, tmp_path,
     assert list(runner.run(cfg, mode="rows").row_ids) == rows
 
 
+def test_an_export_of_every_row_removes_an_earlier_rows_sidecar(qapp, tmp_path, monkeypatch):
+    out = tmp_path / "slides"
+    args = ["export", "--stage", "softmax", "--out", str(out), "--format", "png", "--size", "640x360",
+            "--no-tables"]
+    with monkeypatch.context() as m:
+        m.setattr(memory, "FULL_DETAIL_MAX_CELLS", 64)
+        assert run_main([*args, *SMALL])[0] == 0
+    assert (out / "rows.json").is_file()
+    rc, stdout, err = run_main([*args, *SMALL])  # now small enough to draw every row
+    assert rc == 0, err
+    assert not (out / "rows.json").exists()  # it would describe the pictures just replaced
+    assert "rows.json" not in stdout and "each exact" not in err
+
+
 def test_a_stage_after_the_softmax_says_how_long_every_row_takes(qapp, tmp_path, long_for_the_picture):
     out = tmp_path / "slides"
     rc, _stdout, err = run_main(["export", "--stage", "output", "--out", str(out), "--format", "png",
