@@ -88,13 +88,14 @@ def run(args: argparse.Namespace) -> int:
                     + ", ".join(build_plan(config).stage_ids))
     require_device(config)
     _headless()
-    from mha_explorer.core.plan.memory import MemoryBudgetError
+    from mha_explorer.core.plan.memory import MemoryBudgetError, budget_cap_note
 
     try:
         trace = compute(config, stages)
     except MemoryBudgetError as exc:  # shapes and arithmetic still draw, without values
-        print(f"mha-explorer: note: not computed ({one_line(str(exc))}); "
-              "the pictures show shapes only", file=sys.stderr)
+        capped = budget_cap_note() if config.device != "cuda" else None
+        why = one_line(str(exc)) + (f"; {capped}" if capped else "")
+        print(f"mha-explorer: note: not computed ({why}); the pictures show shapes only", file=sys.stderr)
         trace = None
     from mha_explorer.qt.shell.app import application
     from mha_explorer.qt.shell.export import ExportOptions, export_stages

@@ -117,6 +117,20 @@ def default_budget(available: int | None = None, *,
     return int(free * DEFAULT_BUDGET_FRACTION)
 
 
+def budget_cap_note(available: int | None = None) -> str | None:
+    """A sentence when MHA_EXPLORER_MEMORY_BUDGET asks for more than is free (the budget is
+    then what is free), else None: so a refusal does not seem to ignore the setting."""
+    try:
+        env = budget_from_env()
+    except BudgetSettingError:
+        return None
+    free = available_ram() if available is None else available
+    if env is None or env <= free:
+        return None
+    return (f"{BUDGET_ENV} asks for {format_bytes(env)}, more than the {format_bytes(free)} free, "
+            "so the budget is what is free")
+
+
 @dataclass(frozen=True)
 class Estimate:
     full_bytes: int  # peak when every stage of every batch element is kept
