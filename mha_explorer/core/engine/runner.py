@@ -186,11 +186,11 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     cfg = request.config
     family = family_of(cfg)
     source = weight_sources.source_for(cfg)
-    work = Work(build_plan(cfg).total_flops, cancel, progress)
+    layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
+    work = Work(planned_flops(cfg, layout), cancel, progress)
     work.check()
     start = time.perf_counter()
     dtype = TORCH_DTYPES[cfg.dtype]
-    layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
     clock = Clock(device)
     def weights() -> dict[str, torch.Tensor]:  # made (or reused) only by a family that reads them
         return weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
@@ -206,6 +206,17 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
         masked_rows=done.blind_rows, estimate_bytes=peak, budget_bytes=budget,
         notes=tuple(notes) + source.notes(cfg) + done.notes, output_norms=done.norms,
     )
+
+
+def planned_flops(cfg: MHAConfig, layout: Layout) -> int:
+    """The FLOPs progress is counted against: the plan's, or in rows mode the stages before the
+    scores for one batch element and the picked rows' attention (as the run advances them)."""
+    plan = build_plan(cfg)
+    if layout.picked is None:
+        return plan.total_flops
+    before = plan.stage_ids.index(StageId.scores)
+    inputs = sum(s.flops for s in plan.stages[:before]) // cfg.batch
+    return inputs + cfg.H * len(layout.picked) * cfg.S * (4 * cfg.d_k + 6)
 
 
 class HostWeights(Mapping):
