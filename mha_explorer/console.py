@@ -48,7 +48,7 @@ def _abandon_stdout() -> None:
 
 def report_io_error(exc: OSError) -> int:
     """One line on stderr with the system's reason; the exit code for an I/O failure."""
-    print(f"mha-explorer: error: {_one_line(safe_files.describe(exc))}", file=sys.stderr)
+    print(f"mha-explorer: error: {one_line(safe_files.describe(exc))}", file=sys.stderr)
     return EXIT_IO
 
 
@@ -61,5 +61,8 @@ def report_interrupt() -> int:
     return EXIT_INTERRUPTED
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.splitlines())
+def one_line(text: str) -> str:
+    """``text`` as one safe line: every character that is not printable (a newline, a
+    tab, a terminal escape typed into a flag or a file name) written as its escape, so
+    an error can neither break the line nor drive the terminal."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from mha_explorer.cli.variant_flags import add_variant_flags, check_attention_choice, variant_changes
+from mha_explorer.console import one_line
 from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
 from mha_explorer.core.config.edits import apply_edits
 from mha_explorer.core.config.presets import get_preset
@@ -129,11 +130,23 @@ def trained_changes(cfg: MHAConfig, changes: dict[str, Any], sentence: str | Non
     return {**fields, **changes, "tokens": pieces, "seq": len(pieces)}
 
 
-def one_line(text: str) -> str:
-    """``text`` with every character that would break the line (a newline typed
-    into a flag's value, say) written as its escape, so an error stays one line."""
-    return "".join(c.encode("unicode_escape").decode("ascii") if len(f"a{c}b".splitlines()) > 1
-                   else c for c in text)
+def require_device(cfg: MHAConfig) -> None:
+    """A GPU named with --device that this machine lacks is a ConfigError (exit 2), not a
+    quiet run on the CPU. Loads torch: call it only for a command about to compute."""
+    if cfg.device not in ("cuda", "mps"):
+        return
+    from mha_explorer.core.engine.runner import DEVICE_NAMES, resolve_device
+
+    if resolve_device(cfg.device) != cfg.device:
+        raise ConfigError("device", f"argument --device: {DEVICE_NAMES[cfg.device]} is not available "
+                          "here; use --device cpu or --device auto")
+
+
+def cpu_only_note(cfg: MHAConfig, what: str) -> None:
+    """On stderr: ``what`` computes on the CPU whatever --device names."""
+    if cfg.device in ("cuda", "mps"):
+        print(f"mha-explorer: note: {what} is computed on the CPU; --device {cfg.device} applies to "
+              "export and the window", file=sys.stderr)
 
 
 def fail(message: str) -> int:

@@ -12,7 +12,8 @@ import contextlib
 import json
 import sys
 
-from mha_explorer.cli.common import add_config_flags, config_from_args, fail, whole_number
+from mha_explorer.cli.common import add_config_flags, config_from_args, cpu_only_note, fail, whole_number
+from mha_explorer.cli.progress import Progress
 from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.presets import get_preset
@@ -27,6 +28,7 @@ TABLE_TAIL_ROWS = 6
 
 
 NAME = "decode"
+MAX_LAYERS = 10_000  # the deepest published models have a few hundred; more is a typing slip
 CHECK_TOLERANCE = 1e-4  # float32 rows of one layer: a real difference is far larger
 
 
@@ -76,8 +78,9 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def _layers(args: argparse.Namespace) -> int | None:
     if args.layers is not None:
-        if args.layers < 1:
-            raise ConfigError("layers", f"layers must be at least 1, got {args.layers:,}")
+        if not 1 <= args.layers <= MAX_LAYERS:
+            raise ConfigError("layers", f"argument --layers: layers must be from 1 to {MAX_LAYERS:,}, "
+                              f"got {args.layers:,}")
         return args.layers
     preset = getattr(args, "preset", None)
     return getattr(get_preset(preset), "layers", None) if preset is not None else None
@@ -136,7 +139,10 @@ def format_report(d: dict) -> str:
 def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
     from mha_explorer.core.engine import decode as decode_engine  # torch: only when asked for
 
-    return decode_engine.max_abs_diff_vs_full(decode_engine.run_decode(cfg, prompt, steps))
+    cpu_only_note(cfg, "the check")
+    with Progress(steps + 1, unit="step", label="decoding") as bar:
+        run = decode_engine.run_decode(cfg, prompt, steps, on_step=bar.to)
+    return decode_engine.max_abs_diff_vs_full(run)
 
 
 def _generate(args: argparse.Namespace, model) -> int:
@@ -182,6 +188,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"mha-explorer: error: the decoded steps differ from one full causal pass by "
               f"{report['max_abs_diff_vs_full']:.3g} (more than {CHECK_TOLERANCE:g})", file=sys.stderr)
         return 1
-    with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
-        print(json.dumps(report, indent=2) if args.json else format_report(report))
+    emit(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0

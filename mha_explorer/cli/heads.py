@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from mha_explorer.cli.common import fail
+from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError
 from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
@@ -63,6 +63,5 @@ def run(args: argparse.Namespace) -> int:
             _layer(args.heads_layer, model.layers), args.heads_sentence, ablate=args.heads_ablate)
     except ConfigError as err:
         return fail(err.message)
-    json.dump(report, sys.stdout, separators=(",", ":"))
-    sys.stdout.write("\n")
+    emit(json.dumps(report, separators=(",", ":")))
     return 0

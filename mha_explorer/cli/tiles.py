@@ -9,16 +9,18 @@ compared with F.scaled_dot_product_attention on the same mask
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 
-from mha_explorer.cli.common import add_config_flags, fail
+from mha_explorer.cli.common import add_config_flags, cpu_only_note, fail
 from mha_explorer.cli.decode import add_layer_flags, config_with_window
+from mha_explorer.cli.progress import Progress
+from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.plan.tiles import parse_block, tile_plan
 from mha_explorer.core.units import format_bytes, format_count
 
 CHECK_MAX_CELLS = 1 << 24  # B·H·T·S compared against the full computation
+CHECK_MAX_TILES = 1 << 15  # tiles the comparison walks one by one (each a few small torch calls)
 
 
 NAME = "tiles"
@@ -39,17 +41,28 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
-    plan = tile_plan(cfg, block)
+    """The tile plan, and the comparison with the full computation when it is small enough:
+    both bounded, and shown as a bar on a terminal's stderr while they run."""
+    with Progress(100, unit="%", label="counting tiles") as bar:
+        plan = tile_plan(cfg, block, progress=bar.fraction)
     report = {"config": cfg.to_dict(), "variant": cfg.variant, **plan.to_dict(),
               "max_abs_diff_vs_full": None, "notes": []}
     cells = plan.heads_times_batch * cfg.T * cfg.S
     if cells > CHECK_MAX_CELLS:
         report["notes"].append(f"not compared with the full computation: B·H·T·S is {cells:,} cells, "
                                f"above {CHECK_MAX_CELLS:,}")
+    elif plan.blocks_total > CHECK_MAX_TILES:
+        report["notes"].append(f"not compared with the full computation: {plan.blocks_total:,} tiles of "
+                               f"{block[0]}×{block[1]}, above the {CHECK_MAX_TILES:,} the comparison walks "
+                               "one by one; use larger blocks")
     else:
         from mha_explorer.core.engine.tiled import max_abs_diff_vs_full  # torch: only for a size it can check
 
-        report["max_abs_diff_vs_full"] = max_abs_diff_vs_full(cfg, block)
+        cpu_only_note(cfg, "the comparison with the full computation")
+        with Progress(plan.blocks_total, unit="tile", label="comparing") as bar:
+            seen = iter(range(1, plan.blocks_total + 1))
+            report["max_abs_diff_vs_full"] = max_abs_diff_vs_full(
+                cfg, block, on_tile=lambda _ev: bar.to(next(seen)))
     return report
 
 
@@ -86,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc.message)
     except ValueError as exc:
         return fail(f"argument --block: {exc}")
-    with contextlib.suppress(BrokenPipeError):  # the reader (head, less) stopped early
-        print(json.dumps(report, indent=2) if args.json else format_report(report))
+    emit(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 

@@ -92,8 +92,7 @@ def symmetric_levels(arrays) -> tuple[float, float]:
 def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:
     """Per query head, the mean entropy in bits of the shown attention rows."""
     weights = trace.tensors[StageId.softmax]["weights"][trace.batch_slot(batch)]  # [H, r, S]
-    r0, r1 = trace.rows
-    keep = ~np.asarray(trace.masked_rows[r0:r1], dtype=bool)
+    keep = ~np.asarray(trace.masked_rows, dtype=bool)[list(trace.shown_rows)]
     return tuple(row_entropy_bits(weights[h], keep) for h in range(weights.shape[0]))
 
 
@@ -125,6 +124,22 @@ def _rows_note(start: int, stop: int, total: int) -> str:
     return f"rows {start}–{stop - 1} of {total:,}"
 
 
+def statistics_rows(trace: Trace) -> str:
+    """The query rows a statistic of the kept attention maps is over, as a sentence ("" when
+    the trace keeps every row)."""
+    if trace.row_ids is not None:
+        return f"Over {picked_rows_note(trace.row_ids, trace.config.T)}."
+    if trace.mode == "windowed":
+        return f"Over query {_rows_note(*trace.rows, trace.config.T)}."
+    return ""
+
+
+def picked_rows_note(rows: tuple[int, ...], total: int) -> str:
+    """'query rows 0, 11,111, …, 99,999 (10 of 100,000, spread evenly, each exact)'."""
+    named = ", ".join(f"{r:,}" for r in rows[:4]) + (f", …, {rows[-1]:,}" if len(rows) > 4 else "")
+    return f"query rows {named} ({len(rows):,} of {total:,}, spread evenly, each exact)"
+
+
 @dataclass(frozen=True)
 class _Pick:
     """What every stage's maps are picked from: one batch element of one trace."""
@@ -150,7 +165,7 @@ class _Pick:
         return {"stage": self.stage, "row_start": 0, "d_k": self.cfg.d_k, **overrides}
 
     def q_heads(self, arrays, value_name, levels, colormap, col_kind, col_labels, caption, rows,
-                footers=None, masked=False) -> StageMaps:
+                footers=None, masked=False, row_ids=None) -> StageMaps:
         """One map per query head, each tagged with the key/value head it reads."""
         cfg = self.cfg
         shared_kv = cfg.Hkv != cfg.H
@@ -160,8 +175,10 @@ class _Pick:
                     footer=footers[h] if footers else "")
             for h in range(cfg.H))
         r0, r1 = rows
+        tokens = tuple(self.trace.tokens_q)
+        labels = tokens[r0:r1] if row_ids is None else tuple(tokens[i] for i in row_ids)
         return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
-                         row_kind="query", row_labels=tuple(self.trace.tokens_q)[r0:r1],
+                         row_kind="query", row_labels=labels,
                          col_kind=col_kind, col_labels=col_labels, caption=caption,
                          masked=masked, **self.base(row_start=r0))
 
@@ -206,8 +223,14 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
                           f"{_rows_note(*trace.rows, T)})")
     block = pick.stored[name][pick.slot]  # [H, r, S]
     r0, r1 = trace.rows
-    rows_note = _rows_note(r0, r1, T) + " (windowed: exact rows for what is shown)" \
-        if trace.mode == "windowed" else f"all {T:,} query rows"
+    ids = trace.row_ids
+    if ids is not None:  # rows spread over the sequence: the map's rows are these, in order
+        r0, r1 = 0, len(ids)
+        rows_note = picked_rows_note(ids, T)
+    elif trace.mode == "windowed":
+        rows_note = _rows_note(r0, r1, T) + " (windowed: exact rows for what is shown)"
+    else:
+        rows_note = f"all {T:,} query rows"
     if stage == StageId.scores:
         arrays = [_image(np.where(np.isneginf(block[h]), np.float32(np.nan), block[h]))
                   for h in range(H)]
@@ -217,12 +240,12 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
                    f"{rows_note} · colour centred on 0, "
                    f"±{levels[1]:.3g}{masked}")
         return pick.q_heads(arrays, "score", levels, DIVERGING_COLORMAP, "key", tkv, caption,
-                            (r0, r1), masked=cfg.causal)
+                            (r0, r1), masked=cfg.causal, row_ids=ids)
     arrays = [_image(block[h]) for h in range(H)]
     bits = head_entropies(trace, pick.batch) if entropies is None else entropies
     footers = [f"entropy {e:.2f} bits" for e in bits]
     # trained heads only: on random weights a "prev 0.11" reads as meaning where there is none
-    whole = (r0, r1) == (0, T) and T == S
+    whole = ids is None and (r0, r1) == (0, T) and T == S
     badges = pattern_badges(block, tkv) if whole and cfg.weights_spec.trained else None
     if badges:
         footers = [f"{foot} · {b}" for foot, b in zip(footers, badges, strict=True)]
@@ -234,11 +257,17 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
                f"{pick.note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
                f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
     return pick.q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, "key", tkv, caption,
-                        (r0, r1), footers)
+                        (r0, r1), footers, row_ids=ids)
+
+
+_NOT_COMPUTED = ("not computed: only the attention rows the picture shows were computed, and this "
+                 "stage needs every row")
 
 
 def _context_maps(pick: _Pick) -> StageMaps:
     cfg = pick.cfg
+    if "context" not in pick.stored:  # rows mode stops at the softmax
+        return pick.empty(_NOT_COMPUTED)
     ctx = pick.stored["context"][pick.slot]  # [H, T, d_k]
     arrays = [_image(ctx[h]) for h in range(cfg.H)]
     levels = symmetric_levels(arrays)
@@ -302,6 +331,8 @@ def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
         name, rows_kind, labels, lines = "Y", "query", tq, ()
         what = (f"Y = merged·W_Oᵀ (T × D = {T:,} × {cfg.d_model}); W_O mixes the heads, so "
                 "no column belongs to one head any more")
+    if name not in pick.stored:  # rows mode stops at the softmax
+        return pick.empty(_NOT_COMPUTED)
     image = _image(pick.stored[name][pick.slot])
     levels = symmetric_levels([image])
     caption = f"{what}, {pick.note} · colour centred on 0, ±{levels[1]:.3g}"

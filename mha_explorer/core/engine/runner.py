@@ -40,7 +40,7 @@ __all__ = ["EngineRequest", "run", "Cancelled", "Trace", "resolve_device", "Disp
            "WholeOnlyError"]
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-MODES = (None, "full", "windowed")
+MODES = (None, "full", "windowed", "rows")
 DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS (Apple GPU)"}
 
 
@@ -63,7 +63,8 @@ _return_freed_blocks_to_the_os()
 @dataclass(frozen=True)
 class EngineRequest:
     """What to compute: the config, how (``mode`` "full", "windowed" or None for
-    full when it fits), what to keep for display, and the memory budget (None:
+    full when it fits; "rows" for only the query rows a picture of one batch element
+    shows, up to the softmax), what to keep for display, and the memory budget (None:
     the default for the device)."""
 
     config: MHAConfig
@@ -156,10 +157,12 @@ def choose_mode(request: EngineRequest, device: str) -> tuple[str, int, int]:
     """(mode, estimated peak bytes, budget) for the request on ``device``, checked
     before anything is allocated."""
     if request.mode not in MODES:
-        raise ValueError(f"mode must be 'full', 'windowed' or None, got {request.mode!r}")
+        raise ValueError(f"mode must be 'full', 'windowed', 'rows' or None, got {request.mode!r}")
     cfg = request.config
     est: Estimate = estimate(cfg, host_copy=cfg.dtype != "float32" or device != "cpu")
     family = family_of(cfg)
+    if request.mode == "rows" and family.computed_whole:
+        raise ValueError(f"{family.title} is computed whole: it has no mode 'rows'")
     if family.computed_whole and (request.mode == "windowed" or not est.full_allowed):
         raise WholeOnlyError(family.title, cfg.batch * cfg.H * cfg.T * cfg.S)
     budget = device_budget(device) if request.budget_bytes is None else request.budget_bytes
@@ -169,7 +172,8 @@ def choose_mode(request: EngineRequest, device: str) -> tuple[str, int, int]:
         return chosen, peak, budget
     if request.mode == "full" and not est.full_allowed:
         raise DisplayCapError(cfg.batch * cfg.H * cfg.T * cfg.S)
-    # a forced mode is still held to the budget: the guard is the point
+    # a forced mode is still held to the budget: the guard is the point ("rows" holds less
+    # than "windowed": one element, fewer rows, no whole context)
     peak = est.full_bytes if request.mode == "full" else est.windowed_bytes
     if peak > budget:
         raise MemoryBudgetError(peak, budget, where)
@@ -182,11 +186,11 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     cfg = request.config
     family = family_of(cfg)
     source = weight_sources.source_for(cfg)
-    work = Work(build_plan(cfg).total_flops, cancel, progress)
+    layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
+    work = Work(planned_flops(cfg, layout), cancel, progress)
     work.check()
     start = time.perf_counter()
     dtype = TORCH_DTYPES[cfg.dtype]
-    layout = Layout.of(cfg, chosen, request.show_batch, request.show_rows_from)
     clock = Clock(device)
     def weights() -> dict[str, torch.Tensor]:  # made (or reused) only by a family that reads them
         return weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
@@ -196,12 +200,23 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     tokens_q, tokens_kv = source.tokens(cfg)
     return Trace(
         config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
-        tensors=done.stored, weights=HostWeights(done.weights), output=done.stored[StageId.output]["Y"],
+        tensors=done.stored, weights=HostWeights(done.weights), output=done.stored[StageId.output].get("Y"),
         timings=dict(clock.totals), seconds=time.perf_counter() - start,
-        batch_index=None if layout.full else layout.show_batch, rows=layout.rows,
+        batch_index=None if layout.full else layout.show_batch, rows=layout.rows, row_ids=layout.picked,
         masked_rows=done.blind_rows, estimate_bytes=peak, budget_bytes=budget,
         notes=tuple(notes) + source.notes(cfg) + done.notes, output_norms=done.norms,
     )
+
+
+def planned_flops(cfg: MHAConfig, layout: Layout) -> int:
+    """The FLOPs progress is counted against: the plan's, or in rows mode the stages before the
+    scores for one batch element and the picked rows' attention (as the run advances them)."""
+    plan = build_plan(cfg)
+    if layout.picked is None:
+        return plan.total_flops
+    before = plan.stage_ids.index(StageId.scores)
+    inputs = sum(s.flops for s in plan.stages[:before]) // cfg.batch
+    return inputs + cfg.H * len(layout.picked) * cfg.S * (4 * cfg.d_k + 6)
 
 
 class HostWeights(Mapping):

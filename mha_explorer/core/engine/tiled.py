@@ -150,7 +150,8 @@ def grid_of(mask_spec: MaskSpec | None, T: int, S: int, block: tuple[int, int]) 
     return tile_states(mask_spec or MaskSpec(), T, S, block)
 
 
-def max_abs_diff_vs_full(cfg, block: tuple[int, int]) -> float:
+def max_abs_diff_vs_full(cfg, block: tuple[int, int],
+                         on_tile: Callable[[TileEvent], None] | None = None) -> float:
     """The tiled path against SDPA with the same boolean mask, float32, on rows that see at
     least one key (SDPA leaves a row that sees none undefined). Q, K and V are the ones the
     config's family scores (a latent config's per-head [nope | rope] keys and its values)."""
@@ -160,7 +161,7 @@ def max_abs_diff_vs_full(cfg, block: tuple[int, int]) -> float:
 
     with torch.no_grad():
         q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg))  # [B, H|Hkv, T|S, ·]
-        tiled = tiled_attention(q, k, v, cfg.mask_spec, block)
+        tiled = tiled_attention(q, k, v, cfg.mask_spec, block, on_tile=on_tile)
         visible = cfg.mask_spec.visible(0, cfg.T, cfg.T, cfg.S)
         mask = None if visible is None else torch.from_numpy(visible)
         g = q.shape[1] // k.shape[1]

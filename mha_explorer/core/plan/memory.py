@@ -96,7 +96,8 @@ def available_ram() -> int:
 
 def default_budget(available: int | None = None, *,
                    on_bad_setting: Callable[[BudgetSettingError], None] | None = None) -> int:
-    """The budget from the environment override, else a fraction of what is free.
+    """The budget from the environment override (at most what is free), else a fraction
+    of what is free.
 
     A bad override raises BudgetSettingError, unless ``on_bad_setting`` is given: then
     it is told (the window shows it as a warning) and the default is used.
@@ -108,10 +109,26 @@ def default_budget(available: int | None = None, *,
             raise
         on_bad_setting(err)
         env = None
-    if env is not None:
-        return env
     free = available_ram() if available is None else available
+    if env is not None:
+        # more than is free would pass the guard and end in a failed allocation: the
+        # override may raise the share of free memory, not the memory itself
+        return min(env, free)
     return int(free * DEFAULT_BUDGET_FRACTION)
+
+
+def budget_cap_note(available: int | None = None) -> str | None:
+    """A sentence when MHA_EXPLORER_MEMORY_BUDGET asks for more than is free (the budget is
+    then what is free), else None: so a refusal does not seem to ignore the setting."""
+    try:
+        env = budget_from_env()
+    except BudgetSettingError:
+        return None
+    free = available_ram() if available is None else available
+    if env is None or env <= free:
+        return None
+    return (f"{BUDGET_ENV} asks for {format_bytes(env)}, more than the {format_bytes(free)} free, "
+            "so the budget is what is free")
 
 
 @dataclass(frozen=True)
@@ -133,6 +150,18 @@ class Estimate:
 
 def shown_rows(cfg: MHAConfig) -> int:
     return max(1, min(cfg.T, SHOWN_MAX_ROWS, SHOWN_MAX_CELLS // (cfg.H * cfg.S)))
+
+
+def picked_rows(cfg: MHAConfig) -> tuple[int, ...]:
+    """The query rows a picture of a long sequence shows, spread evenly from the first
+    to the last (as many as ``shown_rows`` allows): each is computed exactly, so the map
+    is a down-sampled set of exact rows, not an average of rows."""
+    n, T = shown_rows(cfg), cfg.T
+    if n >= T:
+        return tuple(range(T))
+    if n == 1:
+        return (0,)
+    return tuple(i * (T - 1) // (n - 1) for i in range(n))  # distinct: the step is at least 1
 
 
 def chunk_rows(cfg: MHAConfig) -> int:

@@ -14,6 +14,7 @@ a time, up to ``SCAN_MAX_CELLS``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ TILE_STATE_NAMES = ("skipped", "partial", "full")
 MAX_BLOCK = 1 << 20
 SCAN_MAX_CELLS = 1 << 28  # strided / global masks: the most mask cells scanned for the counts
 GRID_MAX_TILES = 1 << 20  # the most tiles ``tile_states`` builds for a picture
+SCAN_CHUNK_CELLS = 1 << 20  # mask cells built at once while scanning
 
 
 def parse_block(text: str) -> tuple[int, int]:
@@ -135,21 +137,48 @@ def tile_states(spec: MaskSpec, T: int, S: int, block: tuple[int, int]) -> np.nd
     return np.where(whole, FULL, np.where(touched, PARTIAL, SKIPPED)).astype(np.int8)
 
 
-def _scan_states(spec: MaskSpec, T: int, S: int, Br: int, Bc: int) -> np.ndarray:
+def _scan_groups(spec: MaskSpec, T: int, S: int, Br: int, Bc: int,
+                 progress: Callable[[float], None] | None = None):
+    """The tile states of strided or global-token masks, a group of row blocks at a time:
+    int8 [row blocks in the group, column blocks]. Each group builds about SCAN_CHUNK_CELLS
+    mask cells, so scanning holds megabytes whatever the tile count."""
     if T * S > SCAN_MAX_CELLS:
         raise ConfigError("block", f"tiles of strided or global-token masks are counted for up to "
                           f"{SCAN_MAX_CELLS:,} mask cells; T·S is {T * S:,}")
     n_c = -(-S // Bc)
-    rows = []
-    for r0 in range(0, T, Br):
-        vis = spec.visible(r0, min(r0 + Br, T), T, S)  # [r, S]
-        pad = np.zeros((vis.shape[0], n_c * Bc - S), bool)
-        blocks = np.concatenate([vis, pad], axis=1).reshape(vis.shape[0], n_c, Bc)  # [r, n_c, Bc]
-        seen = blocks.any(axis=(0, 2))
-        counts = blocks.sum(axis=(0, 2))
-        widths = np.minimum(Bc, S - np.arange(n_c) * Bc) * vis.shape[0]
-        rows.append(np.where(counts == widths, FULL, np.where(seen, PARTIAL, SKIPPED)))
-    return np.array(rows, dtype=np.int8)
+    widths = np.minimum(Bc, S - np.arange(n_c) * Bc)  # [n_c] keys per column block
+    per = max(1, SCAN_CHUNK_CELLS // (Br * n_c * Bc))  # row blocks per group
+    for r0 in range(0, T, per * Br):
+        r1 = min(r0 + per * Br, T)
+        g = -(-(r1 - r0) // Br)
+        vis = np.zeros((g * Br, n_c * Bc), bool)  # [g·Br, n_c·Bc], padded with hidden cells
+        vis[:r1 - r0, :S] = spec.visible(r0, r1, T, S)
+        counts = vis.reshape(g, Br, n_c, Bc).sum(axis=(1, 3), dtype=np.int32)  # [g, n_c] visible cells
+        heights = np.minimum(Br, (r1 - r0) - np.arange(g) * Br)  # [g] rows per row block
+        whole = counts == heights[:, None] * widths[None, :]
+        yield np.where(whole, FULL, np.where(counts > 0, PARTIAL, SKIPPED)).astype(np.int8)
+        if progress is not None:
+            progress(r1 / T)
+
+
+def _scan_states(spec: MaskSpec, T: int, S: int, Br: int, Bc: int) -> np.ndarray:
+    return np.concatenate(list(_scan_groups(spec, T, S, Br, Bc)))
+
+
+def _scan_totals(spec: MaskSpec, T: int, S: int, Br: int, Bc: int,
+                 progress: Callable[[float], None] | None = None) -> tuple[int, int, int]:
+    """(computed tiles, partial tiles, cells in computed tiles), counted group by group and
+    never kept whole: a grid of 1×1 tiles over 16,384² keys is 268 M states."""
+    cols = np.minimum(Bc, S - np.arange(-(-S // Bc)) * Bc)[None, :]  # [1, n_c] keys per column block
+    computed = partial = cells = row_block = 0
+    for states in _scan_groups(spec, T, S, Br, Bc, progress):
+        rows = np.minimum(Br, T - (row_block + np.arange(states.shape[0])) * Br)[:, None]  # [g, 1]
+        row_block += states.shape[0]
+        seen = states != SKIPPED
+        computed += int(seen.sum())
+        partial += int((states == PARTIAL).sum())
+        cells += int((seen * rows * cols).sum())
+    return computed, partial, cells
 
 
 def tile_counts(spec: MaskSpec, T: int, S: int, block: tuple[int, int]) -> tuple[int, int, int]:
@@ -161,8 +190,7 @@ def tile_counts(spec: MaskSpec, T: int, S: int, block: tuple[int, int]) -> tuple
     if not spec.masks_anything:
         return total, total, 0
     if not _closed_form(spec):
-        states = _scan_states(spec, T, S, Br, Bc)
-        return total, int((states != SKIPPED).sum()), int((states == PARTIAL).sum())
+        return (total, *_scan_totals(spec, T, S, Br, Bc)[:2])
     any_first, any_last, all_first, all_last = _row_block_ranges(spec, T, S, Br, Bc)
     touched = np.maximum(0, any_last - any_first + 1)
     whole = np.maximum(0, all_last - all_first + 1)
@@ -216,14 +244,22 @@ def cell_flops(qk: int, v: int | None = None) -> int:
     return 2 * qk + 1 + SOFTMAX_OPS_PER_ELEMENT + 2 * (qk if v is None else v)
 
 
-def tile_plan(cfg: MHAConfig, block: tuple[int, int]) -> TilePlan:
+def tile_plan(cfg: MHAConfig, block: tuple[int, int],
+              progress: Callable[[float], None] | None = None) -> TilePlan:
+    """The tile arithmetic of ``cfg``; ``progress`` hears the fraction scanned when a strided
+    or global-token mask has to be scanned (seconds for hundreds of millions of tiles)."""
     check_block(block)
     Br, Bc = block
     T, S = cfg.T, cfg.S
-    total, computed, partial = tile_counts(cfg.mask_spec, T, S, block)
-    terms = peak_terms(cfg, block)
+    spec = cfg.mask_spec
     n_r, n_c = -(-T // Br), -(-S // Bc)
-    computed_cells = _computed_cells(cfg.mask_spec, T, S, block, computed == total)
+    if spec.masks_anything and not _closed_form(spec):  # one pass for the counts and the cells
+        total = n_r * n_c
+        computed, partial, computed_cells = _scan_totals(spec, T, S, Br, Bc, progress)
+    else:
+        total, computed, partial = tile_counts(spec, T, S, block)
+        computed_cells = _computed_cells(spec, T, S, block, computed == total)
+    terms = peak_terms(cfg, block)
     bh = cfg.batch * cfg.H
     w = family_of(cfg).widths(cfg)
     per_cell = cell_flops(w.qk, w.v)
@@ -242,10 +278,7 @@ def _computed_cells(spec: MaskSpec, T: int, S: int, block: tuple[int, int], ever
         return T * S
     Br, Bc = block
     if not _closed_form(spec):
-        states = _scan_states(spec, T, S, Br, Bc)
-        rows = np.minimum(Br, T - np.arange(states.shape[0]) * Br)[:, None]
-        cols = np.minimum(Bc, S - np.arange(states.shape[1]) * Bc)[None, :]
-        return int(((states != SKIPPED) * rows * cols).sum())
+        return _scan_totals(spec, T, S, Br, Bc)[2]
     any_first, any_last, _, _ = _row_block_ranges(spec, T, S, Br, Bc)
     rows = np.minimum(Br, T - np.arange(0, T, Br))
     # keys covered by blocks first..last: the last block may be short

@@ -21,7 +21,9 @@ class Trace:
 
     ``tensors[stage][name]`` holds each stage's tensors as float32 numpy arrays
     in the shapes of the plan. In ``windowed`` mode the batch axis holds only
-    ``batch_index`` and the attention matrices only query rows ``rows``.
+    ``batch_index`` and the attention matrices only query rows ``rows``. In ``rows``
+    mode they hold only the query rows ``row_ids`` (spread over the sequence, each
+    exact), and the stages after the softmax hold nothing (``output`` is None).
     """
 
     config: MHAConfig
@@ -31,7 +33,7 @@ class Trace:
     tokens_kv: tuple[str, ...]
     tensors: dict[str, dict[str, np.ndarray]]
     weights: dict[str, np.ndarray]  # nn.Linear layout: out × in
-    output: np.ndarray  # Y, [B, T, D] (windowed: [1, T, D] for batch_index)
+    output: np.ndarray | None  # Y, [B, T, D] (windowed: [1, T, D] for batch_index; rows: None)
     timings: dict[str, float]
     seconds: float
     batch_index: int | None  # None: every batch element is kept
@@ -41,6 +43,12 @@ class Trace:
     budget_bytes: int
     notes: tuple[str, ...] = ()
     output_norms: tuple[float, ...] = field(default=())  # ||Y[b]|| for every b
+    row_ids: tuple[int, ...] | None = None  # rows mode: the query rows kept, in order
+
+    @property
+    def shown_rows(self) -> tuple[int, ...]:
+        """The query rows the attention maps hold, in order."""
+        return self.row_ids if self.row_ids is not None else tuple(range(*self.rows))
 
     def batch_slot(self, b: int) -> int:
         """Index into the stored batch axis for batch element ``b``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mha_explorer.core.display.head_maps import ATTENTION_STAGES
+from mha_explorer.core.display.head_maps import ATTENTION_STAGES, statistics_rows
 from mha_explorer.core.display.scaling import scaling_numbers
 from mha_explorer.core.stages.catalog import StageId
 
@@ -44,7 +44,10 @@ def scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str:
     except IndexError:
         return ""
     numbers = scaling_numbers(shown, trace.config.d_k)
-    return numbers.sentence() if numbers is not None else ""
+    if numbers is None:
+        return ""
+    over = statistics_rows(trace)  # the kept rows, when they are not all of them
+    return f"{numbers.sentence()} {over}" if over else numbers.sentence()
 
 
 def weights_note(cfg: MHAConfig) -> str:

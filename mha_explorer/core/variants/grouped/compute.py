@@ -40,6 +40,14 @@ from mha_explorer.core.variants.grouped.shapes import grouped_stages
 from mha_explorer.core.variants.positions import position_notes
 
 
+def picked_note(picked: tuple[int, ...], T: int, batch: int) -> str:
+    """Which rows a picture of picked rows shows, in words: the first few and the last."""
+    shown = ", ".join(f"{r:,}" for r in picked[:4]) + (f", …, {picked[-1]:,}" if len(picked) > 4 else "")
+    return (f"showing batch element {batch} and {len(picked):,} of {T:,} query rows ({shown}), spread "
+            "evenly and each computed exactly; statistics are over these rows; the stages after the "
+            "softmax were not computed")
+
+
 def run_layer(job: LayerJob) -> LayerResult:
     """Every stage of the job's layer, batch element group by group."""
     run = GroupedRun(job)
@@ -62,13 +70,16 @@ class GroupedRun:
         self.blind_rows = np.zeros(cfg.T, dtype=bool)  # rows that see no key
         if not layout.full:
             # the shown rows may span several compute blocks; each block fills its slice
-            shown = (1, cfg.H, layout.rows[1] - layout.rows[0], cfg.S)
+            n = len(layout.picked) if layout.picked else layout.rows[1] - layout.rows[0]
+            shown = (1, cfg.H, n, cfg.S)
             self.stored[StageId.scores]["scores"] = np.empty(shown, np.float32)
             self.stored[StageId.softmax]["weights"] = np.empty(shown, np.float32)
 
     def notes(self) -> tuple[str, ...]:
         notes = list(mask_notes(self.cfg)) + list(position_notes(self.cfg))
-        if not self.layout.full:
+        if self.layout.picked:
+            notes.append(picked_note(self.layout.picked, self.cfg.T, self.layout.show_batch))
+        elif not self.layout.full:
             r0, r1 = self.layout.rows
             notes.append(f"showing batch element {self.layout.show_batch} and query rows {r0}–{r1 - 1} "
                          f"of {self.cfg.T:,}; the whole batch was computed")
@@ -112,6 +123,12 @@ class GroupedRun:
         qt, kt = rotate_qk(q_n, k_n, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
         if cfg.positions_spec.rotates_qk:
             self.clock.tick(StageId.rope)
+        if self.layout.picked:  # only the rows drawn, and no stage after the softmax
+            self._attention_picked(qt, kt, vt)
+            self._keep_inputs(x_in, xkv_in, q, k, v)
+            self._keep_positions(x_in, x_pos, xkv_in, xkv_pos, qt, kt)
+            self._keep_norms(x, xkv, q_n, k_n)
+            return
         ctx = self._attention(batch, qt, kt, vt)  # [nb, H, T, d_k]
         self.work.check()
         back = ctx.transpose(1, 2)  # [nb, T, H, d_k], not contiguous
@@ -121,11 +138,45 @@ class GroupedRun:
         self.clock.tick(StageId.output)
         self.norms.extend(float(torch.linalg.vector_norm(y[i].float())) for i in range(nb))
         if self.layout.keeps(batch):
-            self._keep(x_in, xkv_in, q, k, v, ctx, merged, y)
+            self._keep_inputs(x_in, xkv_in, q, k, v)
+            self._keep_after(ctx, merged, y)
             self._keep_positions(x_in, x_pos, xkv_in, xkv_pos, qt, kt)
-            if cfg.norms:
-                self.stored[StageId.norm] = {"X": host(x)} | ({"X_kv": host(xkv)} if cfg.is_cross else {})
-                self.stored[StageId.qk_norm] = {"Q": host(q_n), "K": host(k_n)}
+            self._keep_norms(x, xkv, q_n, k_n)
+
+    def _keep_norms(self, x, xkv, q_n, k_n) -> None:
+        if self.cfg.norms:
+            self.stored[StageId.norm] = {"X": host(x)} | ({"X_kv": host(xkv)} if self.cfg.is_cross else {})
+            self.stored[StageId.qk_norm] = {"Q": host(q_n), "K": host(k_n)}
+
+    def _attention_picked(self, qt, kt, vt) -> None:
+        """Scores and softmax of the picked query rows only, a few rows at a time; each row
+        exactly as the whole computation makes it (its own mask row, every key)."""
+        cfg, layout = self.cfg, self.layout
+        _nb, H, T, dk = qt.shape  # one batch element
+        S = kt.shape[2]
+        picked = layout.picked
+        spec, scale = cfg.mask_spec, 1.0 / math.sqrt(dk)
+        step = layout.picked_step
+        for i0 in range(0, len(picked), step):
+            self.work.check()
+            rows = picked[i0:i0 + step]
+            index = torch.tensor(rows, device=qt.device)
+            q_rows = qt.index_select(2, index)  # [1, H, r, d_k]: the picked rows only
+            visible = [spec.visible(r, r + 1, T, S) for r in rows]  # each [1, S] or None
+            if visible[0] is None:
+                hidden, blind = None, np.zeros(len(rows), dtype=bool)
+            else:
+                seen = np.concatenate(visible)  # [r, S]
+                blind = ~seen.any(axis=1)  # [r]
+                hidden = torch.from_numpy(~seen).to(self.device)  # [r, S], True = hidden
+            self.blind_rows[list(rows)] = blind
+            scores, weights, _context = attend_rows(q_rows, kt, vt, hidden, blind, scale,
+                                                    self.clock.tick)  # [1, H, r, S|d_k]
+            window = slice(i0, i0 + len(rows))
+            self.stored[StageId.scores]["scores"][:, :, window] = host(scores)
+            self.stored[StageId.softmax]["weights"][:, :, window] = host(weights)
+            del scores, weights, _context, hidden
+            self.work.advance(H * len(rows) * S * (4 * dk + 6))
 
     def _attention(self, batch: range, qt, kt, vt) -> torch.Tensor:
         """Scores, softmax and weighted sum, one block of query rows at a time."""
@@ -172,7 +223,7 @@ class GroupedRun:
         if cfg.positions_spec.rotates_qk:
             s[StageId.rope] = {"Q": host(qt), "K": host(kt)}
 
-    def _keep(self, x, xkv, q, k, v, ctx, merged, y) -> None:
+    def _keep_inputs(self, x, xkv, q, k, v) -> None:
         """Host copies of what the views show; view and transpose are numpy views
         of the projections' copies, as they are views in torch."""
         cfg, s = self.cfg, self.stored
@@ -186,6 +237,10 @@ class GroupedRun:
                  "V": hv.reshape(nb, S, Hkv, dk)}
         s[StageId.view] = views
         s[StageId.transpose] = {n: a.transpose(0, 2, 1, 3) for n, a in views.items()}  # [nb, H|Hkv, T|S, d_k]
+
+    def _keep_after(self, ctx, merged, y) -> None:
+        """Host copies of the context, the merged heads and the output."""
+        s = self.stored
         hctx = host(ctx)
         s[StageId.weighted_sum]["context"] = hctx
         s[StageId.merge] = {"context": hctx.transpose(0, 2, 1, 3), "merged": host(merged)}  # [nb, T, H, d_k]
@@ -242,7 +297,8 @@ def full_pass(cfg, tensors: LayerTensors) -> np.ndarray:
     return y.numpy()
 
 
-def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> DecodeRun:
+def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors,
+           on_step=None) -> DecodeRun:
     """The prompt pass and ``steps`` generation steps of the sequence ``full`` (its decode
     config), float32 on the CPU, with a K and V cache [B, Hkv, kept, d_k]."""
     w = tensors.weights
@@ -256,6 +312,8 @@ def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors) -> D
     results = []
     with torch.no_grad():
         for t in range(steps + 1):
+            if on_step is not None:  # progress, and a place for Ctrl+C between steps
+                on_step(t)
             p0, p1 = step_rows(t, prompt)
             q, k_new, v_new = project_heads(full, w, x[:, p0:p1], x[:, p0:p1])
             if full.positions_spec.rotates_qk:  # each token turned once, by its place in the sequence
