@@ -11,6 +11,7 @@ stride and global tokens included. Everything returned is numpy.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import numpy as np
 
@@ -34,15 +35,18 @@ def layer_tensors(cfg: MHAConfig) -> LayerTensors:
     return compute_module(cfg).layer_tensors(cfg, source_for(cfg))
 
 
-def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0) -> DecodeRun:
-    """The prompt pass and ``steps`` generation steps, float32 on the CPU."""
+def run_decode(cfg: MHAConfig, prompt: int, steps: int, *, show_batch: int = 0,
+               cancel: Callable[[], bool] | None = None,
+               progress: Callable[[float], None] | None = None) -> DecodeRun:
+    """The prompt pass and ``steps`` generation steps, float32 on the CPU; Cancelled
+    between steps when ``cancel`` says so."""
     check_decode(prompt, steps)
     if prompt + steps > RUN_MAX_TOKENS:
         raise ConfigError("steps", f"prompt + steps {prompt + steps:,} is above the cap of "
                           f"{RUN_MAX_TOKENS:,} tokens computed step by step")
     full = decode_config(cfg, prompt, steps)
     show = show_batch if 0 <= show_batch < full.batch else 0
-    return compute_module(full).decode(full, prompt, steps, show, layer_tensors(full))
+    return compute_module(full).decode(full, prompt, steps, show, layer_tensors(full), cancel, progress)
 
 
 def full_pass(cfg: MHAConfig) -> np.ndarray:
