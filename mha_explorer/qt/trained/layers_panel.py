@@ -37,10 +37,10 @@ IDLE_NOTE = ("Choose a trained model under Weights (" + " or ".join(m.name for m
              + ") to see every layer's heads at once, what each head does, and which heads matter.")
 
 
-def _all_layers(model_key, pieces):
+def _all_layers(model_key, pieces, *, cancel, progress):
     from mha_explorer.core.display.layers import all_layers  # torch, on the worker
 
-    return all_layers(model_key, pieces)
+    return all_layers(model_key, pieces, cancel=cancel, progress=progress)
 
 
 def _layer_ablation(model_key, layer, pieces):
@@ -129,7 +129,7 @@ class LayersPanel(QWidget):
         if (model.key, pieces) != self._asked_maps:
             self._asked_maps = (model.key, pieces)
             self.note.setText(f"Reading “{' '.join(pieces)}” through all {model.layers} layers…")
-            self._jobs.submit(LAYERS_JOB, _all_layers, model.key, pieces)
+            self._jobs.submit(LAYERS_JOB, _all_layers, model.key, pieces, cancellable=True)
         self._ask_ablation()
         self._show_layer(cfg.layer)
 
