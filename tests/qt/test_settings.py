@@ -421,3 +421,16 @@ def test_the_copy_a_killed_window_left_is_removed_at_the_next_start_a_living_one
         stopped.kill()
         stopped.wait(120)
         stopped.stdout.close()
+
+
+@pytest.mark.parametrize("case", [c for c in BAD_FILES if c.startswith("config")])
+def test_a_bad_saved_config_is_one_sentence_naming_the_file_not_a_parser_s_words(qapp, tmp_path, case):
+    path = tmp_path / "settings.ini"
+    path.write_bytes(BAD_FILES[case])
+    prefs = Preferences(str(path))
+    assert prefs.load_config() is None
+    [message] = prefs.warnings
+    assert str(path) in message and "\n" not in message
+    for internal in ("Expecting", "char ", "column", "Error", "Traceback", "mapping"):
+        assert internal not in message, message
+    assert path.read_bytes() == BAD_FILES[case]  # nothing the person had is overwritten

@@ -251,14 +251,24 @@ class Preferences(QObject):
             return None
         try:
             data = json.loads(str(raw))
-            if not isinstance(data, dict):
-                raise ValueError("not a mapping")
+        except ValueError:
+            return self._config_ignored("it is not valid JSON")
+        if not isinstance(data, dict):
+            return self._config_ignored("it is not a set of named settings")
+        try:
             return MHAConfig.from_dict(data)
-        except (ValueError, TypeError, ConfigError) as exc:
-            message = f"ignored the saved configuration ({exc}); using defaults"
-            log.warning(message)
-            self.warnings.append(message)
-            return None
+        except ConfigError as exc:
+            return self._config_ignored(exc.message)  # a sentence for a person already
+        except (ValueError, TypeError):
+            return self._config_ignored("a setting has a value of the wrong kind")
+
+    def _config_ignored(self, reason: str) -> None:
+        """One plain sentence naming the file and what is wrong (the file is left as it is;
+        the next save replaces the configuration with a good one)."""
+        message = " ".join(f"the configuration saved in {self.file_name} is ignored: {reason}; "
+                           "using defaults".split())
+        log.warning(message)
+        self.warnings.append(message)
 
     def save_config(self, cfg: MHAConfig) -> None:
         self._set("version", FORMAT_VERSION)
