@@ -104,8 +104,19 @@ def test_decode_stops_between_steps_and_says_how_far_it_got():
     from mha_explorer.core.display.generation import decode_data
 
     cfg = MHAConfig(d_model=64, n_heads=4, batch=1, seq=6, device="cpu")
-    cancel, looks = _after(3)
+    seen: list[float] = []
+    with pytest.raises(Cancelled):  # asked to stop once two steps have begun
+        decode_data(cfg, 8, 40, cancel=lambda: len(seen) >= 2, progress=seen.append)
+    assert seen == [0.0, 1 / 41]  # the third step never began
+
+
+def test_decode_hears_cancel_while_a_wide_layer_s_weights_are_drawn():
+    """Drawing d_model 2048's weights took a third of a second with nobody looking."""
+    from mha_explorer.core.display.generation import decode_data
+
+    cfg = MHAConfig(d_model=2048, n_heads=16, batch=1, seq=6, device="cpu")
+    cancel, looks = _after(4)
     seen: list[float] = []
     with pytest.raises(Cancelled):
-        decode_data(cfg, 8, 40, cancel=cancel, progress=seen.append)
-    assert looks[0] == 3 and seen == [0.0, 1 / 41]
+        decode_data(cfg, 4, 2, cancel=cancel, progress=seen.append)
+    assert looks[0] == 4 and seen == []  # stopped before the first step: inside the drawing

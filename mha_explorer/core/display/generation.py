@@ -107,7 +107,7 @@ def _records(cfg: MHAConfig, block: tuple[int, int], head: int, cancel, progress
     from mha_explorer.core.engine.tiled import record_tiles
 
     # the Q, K and V the family scores: [B, H, T, w], [B, Hkv, S, w], [B, Hkv, S, v]
-    q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg))
+    q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg, cancel))
     _out, records = record_tiles(q.detach(), k.detach(), v.detach(), cfg.mask_spec, block,
                                  head=head, max_tiles=TILE_RECORDS, cancel=cancel, progress=progress)
     return [dataclasses.asdict(r) for r in records]
