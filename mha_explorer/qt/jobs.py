@@ -10,6 +10,7 @@ answer to a question nobody is asking any more. Errors are emitted, never raised
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,14 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from mha_explorer.core.errors import Cancelled, ConfigError
 
 SHUTDOWN_WAIT_MS = 500  # a job checks ``cancel`` more often than this
+_finishing: set[QThread] = set()  # threads let go by a closed window, still ending a piece
+
+
+@atexit.register
+def _wait_for_finishing() -> None:
+    """The process ends only after them: a QThread destroyed while it runs aborts."""
+    for thread in list(_finishing):
+        thread.wait()
 
 
 class JobKind(str, Enum):
@@ -162,7 +171,10 @@ class Jobs(QObject):
 
     def shutdown(self) -> bool:
         """Cancel every job and stop the thread; True when it stopped within SHUTDOWN_WAIT_MS.
-        Every long job checks ``cancel`` between pieces much shorter than that."""
+        Every long job checks ``cancel`` between pieces much shorter than that; a piece that
+        cannot hear it (importing torch at the start takes seconds) is not waited for: the
+        thread is let go to end it alone, the window closes now, and the process waits for
+        the thread only as it exits."""
         for kind in list(self._ids):
             self.cancel(kind)
         if not self.thread.isRunning():
@@ -170,7 +182,10 @@ class Jobs(QObject):
         self.thread.quit()
         if self.thread.wait(SHUTDOWN_WAIT_MS):
             return True
-        self.thread.wait()  # a QThread must not be destroyed while it runs
+        # kept (never dropped from within its own signals: the last reference going while it
+        # still runs would destroy it); outlives this object and its window
+        _finishing.add(self.thread)
+        self.thread.setParent(None)
         return False
 
     def _current(self, kind: str, job_id: int) -> bool:

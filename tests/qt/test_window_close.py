@@ -30,3 +30,29 @@ def test_closing_the_window_cancels_a_running_tiles_job_and_stops_the_thread(mak
     # the answer crosses the event loop
     qtbot.waitUntil(lambda: tiles in cancelled or tiles in done, timeout=WAIT_MS)
     assert tiles in cancelled and tiles not in done, (tiles, cancelled, done)
+
+
+def test_a_piece_of_work_that_cannot_hear_cancel_does_not_hold_the_shutdown(qtbot):
+    """Importing torch at the start cannot be interrupted: the closing window lets the thread
+    end it alone instead of waiting (the process waits for it only as it exits)."""
+    import threading
+
+    from mha_explorer.qt.jobs import Jobs
+
+    jobs = Jobs()
+    jobs.start()
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+    still_working_at_shutdown = []
+
+    def deaf():  # no cancel= : it cannot be stopped
+        started.set()
+        release.wait(60)
+        ended.set()
+
+    jobs.submit(JobKind.warm_up, deaf)
+    assert started.wait(60)
+    stopped = jobs.shutdown()
+    still_working_at_shutdown.append(not ended.is_set())
+    release.set()
+    assert not stopped and still_working_at_shutdown == [True]
+    qtbot.waitUntil(lambda: not jobs.thread.isRunning(), timeout=WAIT_MS)
