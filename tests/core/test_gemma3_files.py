@@ -198,7 +198,9 @@ def test_a_manifest_that_is_a_pipe_a_giant_or_a_link_is_refused_without_blocking
     if reader.is_alive():  # let the blocked open go, then fail
         os.close(os.open(manifest, os.O_WRONLY | os.O_NONBLOCK))
         pytest.fail("reading the manifest blocked")
-    assert answer[0][0] is None and "unreadable" in answer[0][1]
+    found, problem = answer[0]
+    assert found is None and "unreadable manifest.json" in problem and "\n" not in problem
+    assert {"pipe": "pipe (FIFO)", "huge": "bytes, more than", "link": "symbolic link"}[kind] in problem
 
 
 def test_an_edited_tokenizer_file_is_refused(tmp_path):

@@ -137,8 +137,10 @@ def read_manifest(folder: Path) -> tuple[ConvertedFiles | None, str | None]:
         files = data["files"]
         found = ConvertedFiles(folder, str(files[WEIGHTS_FILE]["sha256"]), int(files[WEIGHTS_FILE]["bytes"]),
                                str(files[TOKENIZER_FILE]["sha256"]), int(files[TOKENIZER_FILE]["bytes"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, "has an unreadable manifest"
+    except OSError as exc:  # a pipe, a link, a giant: named, with what it is
+        return None, f"has an unreadable {MANIFEST_FILE} ({exc.strerror or exc})"
+    except (ValueError, KeyError, TypeError):
+        return None, f"has an unreadable {MANIFEST_FILE} (not the record a conversion writes)"
     for file, size in ((found.weights, found.weights_bytes), (found.tokenizer, found.tokenizer_bytes)):
         if file.is_symlink() or not file.is_file():
             return None, f"lacks {file.name}"
