@@ -125,3 +125,17 @@ def test_the_layers_dock_s_job_stops_when_asked():
     with pytest.raises(Cancelled):
         all_layers("minilm-l6", ("[CLS]", "the", "cat", "[SEP]"), cancel=lambda: not looks.append(1))
     assert len(looks) == 1
+
+
+def test_the_ablation_job_stops_when_asked():
+    from mha_explorer.core.display.layers import layer_ablation
+    from mha_explorer.core.errors import Cancelled
+    from mha_explorer.core.models.minilm.files import is_available
+
+    ok, why = is_available()
+    if not ok:
+        pytest.skip(why)
+    looks = []
+    with pytest.raises(Cancelled):
+        layer_ablation("minilm-l6", 1, ("[CLS]", "the", "cat", "[SEP]"), cancel=lambda: not looks.append(1))
+    assert len(looks) == 1

@@ -45,7 +45,10 @@ def all_layers(model_key: str, pieces: tuple[str, ...], *, cancel: Callable[[], 
                       [patterns.head_scores(layer_maps, found.tokens) for layer_maps in found.maps])
 
 
-def layer_ablation(model_key: str, layer: int, pieces: tuple[str, ...]) -> AblationData:
-    """Each head of ``layer`` switched off in turn, most consequential first."""
+def layer_ablation(model_key: str, layer: int, pieces: tuple[str, ...], *,
+                   cancel: Callable[[], bool] | None = None,
+                   progress: Callable[[float], None] | None = None) -> AblationData:
+    """Each head of ``layer`` switched off in turn, most consequential first; Cancelled before
+    the model is loaded and before it runs when ``cancel`` says so."""
     report = runtime.part(model_named(model_key), "report")
-    return AblationData(model_key, layer, tuple(pieces), report.ablation_rows(layer, tuple(pieces)))
+    return AblationData(model_key, layer, tuple(pieces), report.ablation_rows(layer, tuple(pieces), cancel))

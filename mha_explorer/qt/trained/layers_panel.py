@@ -43,10 +43,10 @@ def _all_layers(model_key, pieces, *, cancel, progress):
     return all_layers(model_key, pieces, cancel=cancel, progress=progress)
 
 
-def _layer_ablation(model_key, layer, pieces):
+def _layer_ablation(model_key, layer, pieces, *, cancel, progress):
     from mha_explorer.core.display.layers import layer_ablation  # torch, on the worker
 
-    return layer_ablation(model_key, layer, pieces)
+    return layer_ablation(model_key, layer, pieces, cancel=cancel, progress=progress)
 
 
 class LayersPanel(QWidget):
@@ -141,7 +141,7 @@ class LayersPanel(QWidget):
         if (self.isVisible() and model is not None and not model.causal  # an encoder's embedding
                 and wanted[2][:1] == (model.first_token,) and wanted != self._asked_ablation):
             self._asked_ablation = wanted
-            self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted)
+            self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted, cancellable=True)
 
     @property
     def grid(self) -> LayerGrid:

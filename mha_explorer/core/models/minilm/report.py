@@ -87,7 +87,8 @@ def grid_badges(found: SentenceMaps) -> list[list[str]]:
             for layer_maps in found.maps]
 
 
-def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]:
+def ablation_rows(layer: int, pieces: tuple[str, ...],
+                  cancel: Callable[[], bool] | None = None) -> list[dict[str, float]]:
     """Each head of ``layer`` switched off, as dicts for the ranking view, most consequential first."""
     import dataclasses
 
@@ -96,7 +97,10 @@ def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]
     from mha_explorer.core.models.minilm.tokenizer import token_ids
 
     check_layer(layer)
-    return [dataclasses.asdict(r) for r in ablate_each_head(load_model(), token_ids(pieces), layer)]
+    check_cancel(cancel)
+    model = load_model()
+    check_cancel(cancel)
+    return [dataclasses.asdict(r) for r in ablate_each_head(model, token_ids(pieces), layer)]
 
 
 def _round(x: float) -> float:
