@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from mha_explorer.core.errors import Cancelled, ConfigError
 
 SHUTDOWN_WAIT_MS = 500  # a job checks ``cancel`` more often than this
+DEAF_WAIT_MS = 50  # for a job that cannot hear cancel: long enough for one about to end
 _finishing: set[QThread] = set()  # threads let go by a closed window, still ending a piece
 
 
@@ -87,6 +88,7 @@ class JobRunner(QObject):
         super().__init__()
         self._latest: dict[str, int] = {}
         self._lock = threading.Lock()
+        self.in_flight: Job | None = None  # the job running now (read from the GUI thread)
 
     def supersede(self, kind: str, job_id: int) -> None:
         """Called from the GUI thread: anything of ``kind`` older than ``job_id`` is stale."""
@@ -102,6 +104,7 @@ class JobRunner(QObject):
         if self.stale(job.kind, job.id):
             self.cancelled.emit(job)
             return
+        self.in_flight = job
         try:
             if job.cancellable:
                 result = job.work(*job.args, cancel=lambda: self.stale(job.kind, job.id),
@@ -116,6 +119,8 @@ class JobRunner(QObject):
             self.failed.emit(JobFailed(job.kind, job.id, f"{type(exc).__name__}: {exc}"))
         else:
             self.finished.emit(JobDone(job.kind, job.id, result))
+        finally:
+            self.in_flight = None
 
 
 class Jobs(QObject):
@@ -180,7 +185,9 @@ class Jobs(QObject):
         if not self.thread.isRunning():
             return True
         self.thread.quit()
-        if self.thread.wait(SHUTDOWN_WAIT_MS):
+        running = self._runner.in_flight
+        deaf = running is not None and not running.cancellable  # waiting would not shorten it
+        if self.thread.wait(DEAF_WAIT_MS if deaf else SHUTDOWN_WAIT_MS):
             return True
         # kept (never dropped from within its own signals: the last reference going while it
         # still runs would destroy it); outlives this object and its window
