@@ -141,7 +141,7 @@ def _check(cfg: MHAConfig, prompt: int, steps: int) -> float:
 
     cpu_only_note(cfg, "the check")
     with Progress(steps + 1, unit="step", label="decoding") as bar:
-        run = decode_engine.run_decode(cfg, prompt, steps, on_step=bar.to)
+        run = decode_engine.run_decode(cfg, prompt, steps, progress=bar.fraction)
     return decode_engine.max_abs_diff_vs_full(run)
 
 

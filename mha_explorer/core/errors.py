@@ -25,3 +25,10 @@ class ConfigError(ValueError):
 
 class Cancelled(Exception):
     """The work was stopped through its ``cancel`` callback (or Ctrl+C)."""
+
+
+def check_cancel(cancel) -> None:
+    """Raise Cancelled when ``cancel`` (a callable, or None for work nobody can stop) says so.
+    Long loops call this between pieces well under the window's half-second shutdown wait."""
+    if cancel is not None and cancel():
+        raise Cancelled

@@ -11,6 +11,7 @@ any more. Errors are emitted, never raised.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,15 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from mha_explorer.core.errors import Cancelled, ConfigError
 
 SHUTDOWN_WAIT_MS = 500  # a job checks ``cancel`` more often than this
+DEAF_WAIT_MS = 50  # for a job that cannot hear cancel: long enough for one about to end
+_finishing: set[QThread] = set()  # threads let go by a closed window, still ending a piece
+
+
+@atexit.register
+def _wait_for_finishing() -> None:
+    """The process ends only after them: a QThread destroyed while it runs aborts."""
+    for thread in list(_finishing):
+        thread.wait()
 
 
 class JobKind(str, Enum):
@@ -80,6 +90,7 @@ class JobRunner(QObject):
         super().__init__()
         self._latest: dict[str, int] = {}
         self._lock = threading.Lock()
+        self.in_flight: Job | None = None  # the job running now (read from the GUI thread)
 
     def supersede(self, kind: str, job_id: int) -> None:
         """Called from the GUI thread: anything of ``kind`` older than ``job_id`` is stale."""
@@ -95,6 +106,7 @@ class JobRunner(QObject):
         if self.stale(job.kind, job.id):
             self.cancelled.emit(job)
             return
+        self.in_flight = job
         self.began.emit(job)
         try:
             if job.cancellable:
@@ -110,6 +122,8 @@ class JobRunner(QObject):
             self.failed.emit(JobFailed(job.kind, job.id, f"{type(exc).__name__}: {exc}"))
         else:
             self.finished.emit(JobDone(job.kind, job.id, result))
+        finally:
+            self.in_flight = None
 
 
 class Jobs(QObject):
@@ -167,15 +181,23 @@ class Jobs(QObject):
 
     def shutdown(self) -> bool:
         """Cancel every job and stop the thread; True when it stopped within SHUTDOWN_WAIT_MS.
-        Every long job checks ``cancel`` between pieces much shorter than that."""
+        Every long job checks ``cancel`` between pieces much shorter than that; a piece that
+        cannot hear it (importing torch at the start takes seconds) is not waited for: the
+        thread is let go to end it alone, the window closes now, and the process waits for
+        the thread only as it exits."""
         for kind in list(self._ids):
             self.cancel(kind)
         if not self.thread.isRunning():
             return True
         self.thread.quit()
-        if self.thread.wait(SHUTDOWN_WAIT_MS):
+        running = self._runner.in_flight
+        deaf = running is not None and not running.cancellable  # waiting would not shorten it
+        if self.thread.wait(DEAF_WAIT_MS if deaf else SHUTDOWN_WAIT_MS):
             return True
-        self.thread.wait()  # a QThread must not be destroyed while it runs
+        # kept (never dropped from within its own signals: the last reference going while it
+        # still runs would destroy it); outlives this object and its window
+        _finishing.add(self.thread)
+        self.thread.setParent(None)
         return False
 
     def _current(self, kind: str, job_id: int) -> bool:

@@ -76,3 +76,47 @@ def test_cancel_is_seen_while_weights_are_drawn_and_nothing_half_made_is_kept():
     again = engine.run(c)  # the cancelled draw is not reused: the weights are whole
     W_O = torch.from_numpy(again.weights["W_O"])
     assert W_O.std().item() == pytest.approx(1 / c.d_model ** 0.5, rel=0.01)
+
+
+def _after(n: int):
+    """A cancel that says stop from its ``n``-th look on, counting the looks."""
+    looks = [0]
+
+    def cancel() -> bool:
+        looks[0] += 1
+        return looks[0] >= n
+
+    return cancel, looks
+
+
+def test_tiles_with_one_by_one_blocks_stop_within_a_tile():
+    """A million 1 × 1 tiles once ran for minutes with nobody able to stop them."""
+    from mha_explorer.core.display.generation import tiles_data
+
+    cfg = MHAConfig(d_model=8, n_heads=1, batch=1, seq=1024, device="cpu")
+    cancel, looks = _after(50)
+    with pytest.raises(Cancelled):
+        tiles_data(cfg, (1, 1), cancel=cancel)
+    assert looks[0] == 50  # nothing went on after the first "stop"
+
+
+def test_decode_stops_between_steps_and_says_how_far_it_got():
+    from mha_explorer.core.display.generation import decode_data
+
+    cfg = MHAConfig(d_model=64, n_heads=4, batch=1, seq=6, device="cpu")
+    seen: list[float] = []
+    with pytest.raises(Cancelled):  # asked to stop once two steps have begun
+        decode_data(cfg, 8, 40, cancel=lambda: len(seen) >= 2, progress=seen.append)
+    assert seen == [0.0, 1 / 41]  # the third step never began
+
+
+def test_decode_hears_cancel_while_a_wide_layer_s_weights_are_drawn():
+    """Drawing d_model 2048's weights took a third of a second with nobody looking."""
+    from mha_explorer.core.display.generation import decode_data
+
+    cfg = MHAConfig(d_model=2048, n_heads=16, batch=1, seq=6, device="cpu")
+    cancel, looks = _after(4)
+    seen: list[float] = []
+    with pytest.raises(Cancelled):
+        decode_data(cfg, 4, 2, cancel=cancel, progress=seen.append)
+    assert looks[0] == 4 and seen == []  # stopped before the first step: inside the drawing

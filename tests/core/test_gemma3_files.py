@@ -173,6 +173,36 @@ def test_a_cut_short_or_missing_file_makes_the_copy_not_count(tmp_path):
     assert notice.startswith("The converted copy of Gemma 3 270M") and notice.endswith("converting it again.")
 
 
+
+@pytest.mark.parametrize("kind", ["pipe", "huge", "link"])
+def test_a_manifest_that_is_a_pipe_a_giant_or_a_link_is_refused_without_blocking(tmp_path, kind):
+    """is_available reads the manifest at the window's start: a pipe there held it for ever
+    (nothing ever writes to it); a giant is refused by its size, unread."""
+    import threading
+
+    folder = _manifest_folder(tmp_path)
+    manifest = folder / files.MANIFEST_FILE
+    manifest.unlink()
+    if kind == "pipe":
+        os.mkfifo(manifest)
+    elif kind == "huge":
+        with open(manifest, "wb") as f:
+            f.truncate(64 << 20)  # sparse: costs no disk
+    else:
+        (tmp_path / "elsewhere.json").write_text("{}")
+        manifest.symlink_to(tmp_path / "elsewhere.json")
+    answer = []
+    reader = threading.Thread(target=lambda: answer.append(files.read_manifest(folder)), daemon=True)
+    reader.start()
+    reader.join(60)
+    if reader.is_alive():  # let the blocked open go, then fail
+        os.close(os.open(manifest, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading the manifest blocked")
+    found, problem = answer[0]
+    assert found is None and "unreadable manifest.json" in problem and "\n" not in problem
+    assert {"pipe": "pipe (FIFO)", "huge": "bytes, more than", "link": "symbolic link"}[kind] in problem
+
+
 def test_an_edited_tokenizer_file_is_refused(tmp_path):
     pytest.importorskip("tokenizers")
     from mha_explorer.core.models.gemma3.tokenizer import TokenizerFileError, load_tokenizer

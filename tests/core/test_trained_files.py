@@ -104,3 +104,51 @@ def test_loading_refuses_an_altered_file_before_reading_it(tmp_path, monkeypatch
     monkeypatch.setattr(model, "model_dir", lambda: tmp_path)
     with pytest.raises(files.TrainedWeightsError, match="not the pinned checkpoint"):
         model._load(None)
+
+
+@pytest.fixture
+def copied_tokenizer(tmp_path, monkeypatch):
+    """The installed tokenizer.json copied into ``tmp_path``, which the tokenizer reads from."""
+    from mha_explorer.core.models.minilm import tokenizer
+
+    folder = files.model_dir()
+    (tmp_path / info.TOKENIZER_FILE).write_bytes((folder / info.TOKENIZER_FILE).read_bytes())
+    monkeypatch.setattr(tokenizer, "model_dir", lambda: tmp_path)
+    monkeypatch.setattr(tokenizer, "_tokenizer", None)
+    yield tmp_path / info.TOKENIZER_FILE
+    tokenizer._tokenizer = None  # the next user reads the installed one again
+
+
+@needs_package
+def test_a_tokenizer_with_two_words_swapped_is_refused_naming_the_file(copied_tokenizer):
+    """Swapped, every map would carry the other word's label; only the weights were pinned."""
+    from mha_explorer.core.models.minilm import tokenizer
+
+    data = json.loads(copied_tokenizer.read_text(encoding="utf-8"))
+    vocab = data["model"]["vocab"]
+    vocab["cat"], vocab["dog"] = vocab["dog"], vocab["cat"]
+    copied_tokenizer.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(files.TrainedWeightsError) as err:
+        tokenizer.wordpieces("the cat sat")
+    message = err.value.message
+    assert str(copied_tokenizer) in message and "not the pinned tokenizer" in message
+    assert info.INSTALL_HINT in message and "\n" not in message
+
+
+@needs_package
+def test_a_cut_short_tokenizer_is_one_sentence_not_a_traceback(copied_tokenizer):
+    from mha_explorer.core.models.minilm import tokenizer
+
+    data = copied_tokenizer.read_bytes()
+    copied_tokenizer.write_bytes(data[: len(data) // 2])
+    with pytest.raises(files.TrainedWeightsError, match="tokenizer.json is not the pinned tokenizer"):
+        tokenizer.token_ids(("[CLS]", "cat", "[SEP]"))
+
+
+@needs_package
+def test_the_installed_tokenizer_and_config_match_their_pins(copied_tokenizer):
+    from mha_explorer.core.models.minilm import tokenizer
+
+    assert tokenizer.wordpieces("the cat sat") == ("[CLS]", "the", "cat", "sat", "[SEP]")
+    folder = files.model_dir()
+    files.read_verified(folder / info.CONFIG_FILE, info.CONFIG_SHA256, "model configuration")

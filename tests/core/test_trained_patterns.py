@@ -109,3 +109,33 @@ def test_grid_badges_name_the_previous_token_head():
     assert [len(row) for row in badges] == [12] * 6
     name, value = badges[0][2].split()
     assert name == "prev" and float(value) > 0.9
+
+
+def test_the_layers_dock_s_job_stops_when_asked():
+    """The Layers dock's job runs on the window's one jobs thread: closing the window asks it
+    to stop, and it must not first load and run the whole model."""
+    from mha_explorer.core.display.layers import all_layers
+    from mha_explorer.core.errors import Cancelled
+    from mha_explorer.core.models.minilm.files import is_available
+
+    ok, why = is_available()
+    if not ok:
+        pytest.skip(why)
+    looks = []
+    with pytest.raises(Cancelled):
+        all_layers("minilm-l6", ("[CLS]", "the", "cat", "[SEP]"), cancel=lambda: not looks.append(1))
+    assert len(looks) == 1
+
+
+def test_the_ablation_job_stops_when_asked():
+    from mha_explorer.core.display.layers import layer_ablation
+    from mha_explorer.core.errors import Cancelled
+    from mha_explorer.core.models.minilm.files import is_available
+
+    ok, why = is_available()
+    if not ok:
+        pytest.skip(why)
+    looks = []
+    with pytest.raises(Cancelled):
+        layer_ablation("minilm-l6", 1, ("[CLS]", "the", "cat", "[SEP]"), cancel=lambda: not looks.append(1))
+    assert len(looks) == 1

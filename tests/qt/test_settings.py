@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -374,3 +375,62 @@ def test_a_blank_file_name_keeps_preferences_in_memory(qapp, tmp_path, monkeypat
     assert prefs.ignored and len(prefs.warnings) == 1 and "empty" in prefs.warnings[0]
     save_a_session(prefs)
     assert prefs.value("theme", "light") == "dark" and list(tmp_path.iterdir()) == []
+
+
+KILLED_WINDOW = ("import os, signal, sys; from PySide6.QtWidgets import QApplication; "
+                 "app = QApplication([]); "
+                 "from mha_explorer.qt.shell.settings import Preferences; "
+                 "p = Preferences(sys.argv[1]); print('ready', flush=True); "
+                 "os.kill(os.getpid(), signal.SIGKILL if sys.argv[2] == 'kill' else signal.SIGSTOP)")
+
+
+def _window_process(tmp_path, how: str) -> subprocess.Popen:
+    """A process that makes its preferences' copy in ``tmp_path/tmp``, then is killed
+    (its finaliser never runs) or stops there, alive."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": os.getcwd(),
+           "TMPDIR": str(tmp_path / "tmp")}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WINDOW, str(tmp_path / "settings.ini"), how],
+                             env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    return child
+
+
+def _copies(folder) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("mha-explorer-settings-"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and flock")
+def test_the_copy_a_killed_window_left_is_removed_at_the_next_start_a_living_one_kept(
+        qapp, tmp_path, monkeypatch):
+    (tmp_path / "tmp").mkdir()
+    killed = _window_process(tmp_path, "kill")
+    killed.wait(120)
+    killed.stdout.close()
+    stopped = _window_process(tmp_path, "stop")  # alive (stopped), holding its copy
+    try:
+        left = _copies(tmp_path / "tmp")
+        assert len(left) == 2
+        for name in left:  # older than a copy still being made could be
+            os.utime(tmp_path / "tmp" / name, (1, 1))
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+        prefs = Preferences(str(tmp_path / "settings.ini"))
+        now = _copies(tmp_path / "tmp")
+        assert len(now) == 2 and Path(prefs._copy_dir).name in now  # its own, and the living one's
+        assert len(set(now) & set(left)) == 1
+    finally:
+        stopped.kill()
+        stopped.wait(120)
+        stopped.stdout.close()
+
+
+@pytest.mark.parametrize("case", [c for c in BAD_FILES if c.startswith("config")])
+def test_a_bad_saved_config_is_one_sentence_naming_the_file_not_a_parser_s_words(qapp, tmp_path, case):
+    path = tmp_path / "settings.ini"
+    path.write_bytes(BAD_FILES[case])
+    prefs = Preferences(str(path))
+    assert prefs.load_config() is None
+    [message] = prefs.warnings
+    assert str(path) in message and "\n" not in message
+    for internal in ("Expecting", "char ", "column", "Error", "Traceback", "mapping"):
+        assert internal not in message, message
+    assert path.read_bytes() == BAD_FILES[case]  # nothing the person had is overwritten

@@ -133,3 +133,27 @@ def test_a_theme_switch_reaches_every_painted_part(qtbot, make_window):
         assert cell.data(0x8).color() == QColor(theme.current_row)  # BackgroundRole
         axis = window.heatmaps.cells[0].left_axis
         assert axis.textPen().color() == QColor(theme.window_text)
+
+
+def test_switching_the_theme_keeps_the_one_style_it_installed(qapp, monkeypatch):
+    """Under a style sheet the application reports Qt's style-sheet style, so each switch
+    used to install a new ProjectorStyle and restyle every widget once more (a second of
+    frozen window per switch, with the style sheet's own pass; benchmarks/theme_switch.py)."""
+    from mha_explorer.qt.shell import theme as theme_module
+
+    made = []
+
+    class Counted(theme_module.ProjectorStyle):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(theme_module, "ProjectorStyle", Counted)
+    palette, sheet = qapp.palette(), qapp.styleSheet()
+    try:
+        for look in (LIGHT, DARK, LIGHT, DARK):
+            theme_module.apply_theme(qapp, look)
+    finally:
+        qapp.setStyleSheet(sheet)
+        qapp.setPalette(palette)
+    assert len(made) <= 1

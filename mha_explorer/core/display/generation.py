@@ -15,6 +15,7 @@ note says so. The torch work is imported only inside the functions.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from mha_explorer.core.config import ConfigError, MHAConfig
@@ -56,9 +57,11 @@ def _window_only(cfg: MHAConfig, window: int, seen: list[int]) -> dict[str, list
 
 
 def decode_data(cfg: MHAConfig, prompt: int, steps: int, layers: int | None = None,
-                show_batch: int = 0) -> dict[str, Any]:
+                show_batch: int = 0, *, cancel: Callable[[], bool] | None = None,
+                progress: Callable[[float], None] | None = None) -> dict[str, Any]:
     """{"steps": [DecodeStep dicts], "scores"/"weights": one [H, n, keys] per step or None,
-    "growth": {label: cache bytes per step}, "layers", "notes"}; ConfigError for bad P or N."""
+    "growth": {label: cache bytes per step}, "layers", "notes"}; ConfigError for bad P or N,
+    Cancelled (between steps) when ``cancel`` says so."""
     cfg, notes = generation_config(cfg)
     rows = decode_steps(cfg, prompt, steps, layers)
     seen = [r.seen_tokens for r in rows]
@@ -73,16 +76,19 @@ def decode_data(cfg: MHAConfig, prompt: int, steps: int, layers: int | None = No
     else:
         from mha_explorer.core.engine.decode import run_decode  # torch
 
-        run = run_decode(cfg, prompt, steps, show_batch=show_batch)
+        run = run_decode(cfg, prompt, steps, show_batch=show_batch, cancel=cancel, progress=progress)
         scores = [s.scores for s in run.steps]
         weights = [s.weights for s in run.steps]
     return {"steps": [r.to_dict() for r in rows], "scores": scores, "weights": weights,
             "growth": growth, "layers": layers, "notes": notes}
 
 
-def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0) -> dict[str, Any]:
+def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0, *,
+               cancel: Callable[[], bool] | None = None,
+               progress: Callable[[float], None] | None = None) -> dict[str, Any]:
     """{"states": int8 [row blocks, key blocks], "plan": TilePlan dict, "records": tile dicts
-    for batch element 0 and ``head`` (empty when too large to compute), "notes"}."""
+    for batch element 0 and ``head`` (empty when too large to compute), "notes"}; Cancelled
+    (between tiles) when ``cancel`` says so."""
     cfg, notes = generation_config(cfg)
     plan = tile_plan(cfg, block)
     states = tile_states(cfg.mask_spec, cfg.T, cfg.S, block)
@@ -92,18 +98,18 @@ def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0) -> dict[st
         notes.append(f"B·H·T·S is {cells:,} cells: the tiles are counted, not computed, above "
                      f"{TILES_MAX_CELLS:,}")
     else:
-        records = _records(cfg, block, min(max(0, head), cfg.H - 1))
+        records = _records(cfg, block, min(max(0, head), cfg.H - 1), cancel, progress)
     return {"states": states, "plan": plan.to_dict(), "records": records, "notes": notes}
 
 
-def _records(cfg: MHAConfig, block: tuple[int, int], head: int) -> list[dict]:
+def _records(cfg: MHAConfig, block: tuple[int, int], head: int, cancel, progress) -> list[dict]:
     from mha_explorer.core.engine.decode import compute_module, layer_tensors  # torch
     from mha_explorer.core.engine.tiled import record_tiles
 
     # the Q, K and V the family scores: [B, H, T, w], [B, Hkv, S, w], [B, Hkv, S, v]
-    q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg))
+    q, k, v = compute_module(cfg).attention_inputs(cfg, layer_tensors(cfg, cancel))
     _out, records = record_tiles(q.detach(), k.detach(), v.detach(), cfg.mask_spec, block,
-                                 head=head, max_tiles=TILE_RECORDS)
+                                 head=head, max_tiles=TILE_RECORDS, cancel=cancel, progress=progress)
     return [dataclasses.asdict(r) for r in records]
 
 

@@ -8,6 +8,7 @@ package (models.runtime), so nothing here names a model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,15 +35,20 @@ class AblationData:
     rows: list[dict[str, Any]]  # {"head", "embedding_cosine", ...}, most consequential first
 
 
-def all_layers(model_key: str, pieces: tuple[str, ...]) -> LayersData:
-    """Every layer's maps, badges and pattern scores for ``pieces``."""
+def all_layers(model_key: str, pieces: tuple[str, ...], *, cancel: Callable[[], bool] | None = None,
+               progress: Callable[[float], None] | None = None) -> LayersData:
+    """Every layer's maps, badges and pattern scores for ``pieces``; Cancelled (between the
+    model's layers, and while a decoder's copy is converted or loaded) when ``cancel`` says so."""
     report = runtime.part(model_named(model_key), "report")
-    found = report.pieces_maps(tuple(pieces))
+    found = report.pieces_maps(tuple(pieces), cancel)
     return LayersData(model_key, tuple(found.tokens), found.maps, report.grid_badges(found),
                       [patterns.head_scores(layer_maps, found.tokens) for layer_maps in found.maps])
 
 
-def layer_ablation(model_key: str, layer: int, pieces: tuple[str, ...]) -> AblationData:
-    """Each head of ``layer`` switched off in turn, most consequential first."""
+def layer_ablation(model_key: str, layer: int, pieces: tuple[str, ...], *,
+                   cancel: Callable[[], bool] | None = None,
+                   progress: Callable[[float], None] | None = None) -> AblationData:
+    """Each head of ``layer`` switched off in turn, most consequential first; Cancelled before
+    the model is loaded and before it runs when ``cancel`` says so."""
     report = runtime.part(model_named(model_key), "report")
-    return AblationData(model_key, layer, tuple(pieces), report.ablation_rows(layer, tuple(pieces)))
+    return AblationData(model_key, layer, tuple(pieces), report.ablation_rows(layer, tuple(pieces), cancel))

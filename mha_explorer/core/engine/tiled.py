@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from mha_explorer.core.errors import check_cancel
 from mha_explorer.core.plan.tiles import FULL, PARTIAL, SKIPPED, check_block, tile_mask, tile_states
 from mha_explorer.core.specs.masks import MaskSpec
 
@@ -55,9 +56,13 @@ def tiled_attention(
     block: tuple[int, int] = (64, 64),
     *,
     on_tile: Callable[[TileEvent], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> torch.Tensor:
     """softmax(q·kᵀ/√d_k + mask)·v for q [B, H, T, d_k], k [B, Hkv, S, d_k],
-    v [B, Hkv, S, d_v]; returns [B, H, T, d_v]. Rows that see no key give 0."""
+    v [B, Hkv, S, d_v]; returns [B, H, T, d_v]. Rows that see no key give 0.
+    ``cancel`` is asked before every tile (a million 1 × 1 tiles take minutes; one tile
+    never does) and raises Cancelled; ``progress`` hears the fraction of row blocks done."""
     check_block(block)
     spec = mask_spec or MaskSpec()
     B, H, T, dk = q.shape
@@ -69,6 +74,7 @@ def tiled_attention(
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
     scale = 1.0 / math.sqrt(dk)
     out = torch.empty(B, H, T, dv, dtype=q.dtype, device=q.device)
+    row_blocks = math.ceil(T / Br)
     for ri, r0 in enumerate(range(0, T, Br)):
         r1 = min(r0 + Br, T)
         n = r1 - r0
@@ -77,6 +83,7 @@ def tiled_attention(
         row_sum = torch.zeros_like(row_max)  # [B, Hkv, G·n]
         acc = torch.zeros(B, Hkv, G * n, dv, dtype=work, device=q.device)  # [B, Hkv, G·n, d_v]
         for ci, c0 in enumerate(range(0, S, Bc)):
+            check_cancel(cancel)
             c1 = min(c0 + Bc, S)
             state, mask = _tile_state(spec, (r0, r1), (c0, c1), T, S)
             if state != SKIPPED:
@@ -87,6 +94,8 @@ def tiled_attention(
         # [B, Hkv, G·n, d_v]; a row that saw no key has row_sum 0 and gives 0
         o = torch.where(row_sum[..., None] > 0, acc / row_sum.clamp_min(1e-30)[..., None], 0.0)
         out[:, :, r0:r1] = o.view(B, H, n, dv).to(q.dtype)  # [B, H, n, d_v]
+        if progress is not None:
+            progress((ri + 1) / row_blocks)
     return out
 
 
@@ -121,7 +130,8 @@ class TileRecord:
 
 
 def record_tiles(q, k, v, mask_spec=None, block=(64, 64), *, batch: int = 0, head: int = 0,
-                 max_tiles: int = 4096) -> tuple[torch.Tensor, list[TileRecord]]:
+                 max_tiles: int = 4096, cancel: Callable[[], bool] | None = None,
+                 progress: Callable[[float], None] | None = None) -> tuple[torch.Tensor, list[TileRecord]]:
     """Run ``tiled_attention`` and keep, for one batch element and query head, every
     tile's m, l and rescaled output (up to ``max_tiles`` tiles; the output is whole)."""
     H, Hkv = q.shape[1], k.shape[1]
@@ -141,7 +151,7 @@ def record_tiles(q, k, v, mask_spec=None, block=(64, 64), *, batch: int = 0, hea
             output = np.where(row_sum[:, None] > 0, acc / row_sum[:, None], 0.0).astype(np.float32)
         records.append(TileRecord(ev.row_block, ev.col_block, ev.rows, ev.cols, ev.state, m, row_sum, output))
 
-    out = tiled_attention(q, k, v, mask_spec, block, on_tile=keep)
+    out = tiled_attention(q, k, v, mask_spec, block, on_tile=keep, cancel=cancel, progress=progress)
     return out, records
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mha_explorer.core.errors import Cancelled
+from mha_explorer.core.errors import Cancelled, check_cancel
 
 Progress = Callable[[float, str], None]
 Cancel = Callable[[], bool]
@@ -20,10 +20,7 @@ Cancel = Callable[[], bool]
 __all__ = ["Cancel", "Cancelled", "Progress", "Share", "stop_if_asked"]
 
 
-def stop_if_asked(cancel: Cancel | None) -> None:
-    """Raise Cancelled when ``cancel`` says so (None: never)."""
-    if cancel is not None and cancel():
-        raise Cancelled()
+stop_if_asked = check_cancel  # Cancelled when ``cancel`` says so (None: never); the models' name for it
 
 
 @dataclass(frozen=True)

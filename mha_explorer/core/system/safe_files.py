@@ -159,6 +159,36 @@ def _remove_stale_parts(path: Path) -> None:
                 os.unlink(part)
 
 
+def read_regular(path: str | os.PathLike, limit: int) -> bytes:
+    """The whole of a small regular file, read without blocking or following a link: a pipe
+    (whose open would wait for a writer for ever), a device, a folder or a link is refused,
+    and so is a file over ``limit`` bytes before any of it is read. OSError naming the file."""
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, f"{path} is a symbolic link; it is not followed", str(path)) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"{path} is {_kind(info.st_mode)}, not a regular file", str(path))
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"{path} is {info.st_size:,} bytes, more than the {limit:,} it "
+                          "can be", str(path))
+        chunks, size = [], 0
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise OSError(errno.EFBIG, f"{path} grew past {limit:,} bytes while it was read", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def write_text(path: str | os.PathLike, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 

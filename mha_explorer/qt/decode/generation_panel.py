@@ -34,16 +34,16 @@ STEP_KEYS = {Qt.Key.Key_Right: "next", Qt.Key.Key_PageDown: "next", Qt.Key.Key_D
              Qt.Key.Key_Home: "first", Qt.Key.Key_End: "last", Qt.Key.Key_Space: "play"}
 
 
-def _decode(cfg, prompt, steps, layers, batch):
+def _decode(cfg, prompt, steps, layers, batch, *, cancel, progress):
     from mha_explorer.core.display.generation import decode_data  # torch, on the worker
 
-    return decode_data(cfg, prompt, steps, layers, batch)
+    return decode_data(cfg, prompt, steps, layers, batch, cancel=cancel, progress=progress)
 
 
-def _tiles(cfg, block):
+def _tiles(cfg, block, *, cancel, progress):
     from mha_explorer.core.display.generation import tiles_data  # torch, on the worker
 
-    return tiles_data(cfg, block)
+    return tiles_data(cfg, block, cancel=cancel, progress=progress)
 
 
 def _spin(name: str, tip: str, low: int, high: int, value: int) -> QSpinBox:
@@ -167,9 +167,11 @@ class GenerationPanel(QWidget):
         c = self._controller
         if DECODE_JOB in self._wanted:
             self._jobs.submit(DECODE_JOB, _decode, c.config, self.prompt_spin.value(),
-                              self.steps_spin.value(), self.layers_spin.value(), c.batch_index)
+                              self.steps_spin.value(), self.layers_spin.value(), c.batch_index,
+                              cancellable=True)
         if TILES_JOB in self._wanted:
-            self._jobs.submit(TILES_JOB, _tiles, c.config, (self.br_spin.value(), self.bc_spin.value()))
+            self._jobs.submit(TILES_JOB, _tiles, c.config, (self.br_spin.value(), self.bc_spin.value()),
+                              cancellable=True)
         self._wanted.clear()
 
     def _on_done(self, done: JobDone) -> None:

@@ -8,7 +8,9 @@ the preferences of that session are kept in memory only.
 
 QSettings never owns the real path: it saves by writing a temporary file and
 renaming it over the path, which would turn a device, a pipe or a link into a
-regular file. It works on a private copy instead; the real file is read here
+regular file. It works on a private copy instead (in a folder of the temporary
+directory, locked while this process lives, so a later start removes the folders of
+windows that were killed); the real file is read here
 without blocking (a FIFO never hangs the start) and written through safe_files
 (whole, never through a link, never over anything but a regular file). A save
 that fails is reported once through ``save_failed`` and ``warnings``.
@@ -24,6 +26,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 import weakref
 from pathlib import Path
 
@@ -33,10 +36,19 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.system.env import SETTINGS_ENV, settings_from_env
 
+try:
+    import fcntl
+except ImportError:  # no flock: the copies of killed windows are left to the system's cleaning
+    fcntl = None
+
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 4 << 20  # far beyond any preferences file; a bigger one is not ours
 AUTOSAVE_MS = 1500  # changes reach the file soon after they stop, not on every keystroke
+COPY_PREFIX = "mha-explorer-settings-"  # the private copies' folders in the temporary directory
+COPY_LOCK = "in-use.lock"  # held (flock) by the living process; the system lets go when it dies
+STALE_AFTER_S = 60  # a folder this young may be one whose window is still taking its lock
+UNLOCKED_STALE_AFTER_S = 24 * 3600  # a folder without a lock file (an older version's)
 __all__ = ["FORMAT_VERSION", "SETTINGS_ENV", "Preferences", "default_settings_file"]
 
 
@@ -74,9 +86,69 @@ def read_regular_file(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def _discard_copy(holder: list, folder: str) -> None:
+def _discard_copy(holder: list, folder: str, lock_fd: int | None) -> None:
     holder.clear()  # the QSettings on the copy goes first, so it cannot write after this
     shutil.rmtree(folder, ignore_errors=True)
+    if lock_fd is not None:
+        os.close(lock_fd)
+
+
+def _lock_copy(folder: str) -> int | None:
+    """Hold the folder's lock for as long as this process lives (None where flock is missing)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(os.path.join(folder, COPY_LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None  # a system without locks: the folder is still removed when the window closes
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a folder just made: nobody else holds it
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _stale(path: str, now: float) -> bool:
+    """Whether a copy folder's window is gone: its lock is free, or, without a lock file, it
+    has been untouched for a day. Never a link, never another user's, never a young one."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or now - info.st_mtime < STALE_AFTER_S:
+        return False
+    try:
+        fd = os.open(os.path.join(path, COPY_LOCK), os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return now - info.st_mtime > UNLOCKED_STALE_AFTER_S
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # its window is alive
+    finally:
+        os.close(fd)
+    return True
+
+
+def remove_stale_copies(folder: str | None = None) -> list[str]:
+    """Remove the copy folders that killed windows left in the temporary directory (their
+    finaliser never ran); returns their paths."""
+    if fcntl is None:
+        return []
+    folder = folder or tempfile.gettempdir()
+    removed, now = [], time.time()
+    try:
+        entries = [e.path for e in os.scandir(folder) if e.name.startswith(COPY_PREFIX)]
+    except OSError:
+        return []
+    for path in entries:
+        if _stale(path, now):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 class Preferences(QObject):
@@ -89,7 +161,9 @@ class Preferences(QObject):
         self._save_error: str | None = None
         self._timer: QTimer | None = None
         self._location = self._choose_location(path)
-        self._copy_dir = tempfile.mkdtemp(prefix="mha-explorer-settings-")
+        remove_stale_copies()
+        self._copy_dir = tempfile.mkdtemp(prefix=COPY_PREFIX)
+        lock_fd = _lock_copy(self._copy_dir)
         self._copy = Path(self._copy_dir) / "settings.ini"
         data = self._read_location()
         self._saved = data or b""
@@ -97,7 +171,7 @@ class Preferences(QObject):
             self._copy.write_bytes(data)
         self._qs = QSettings(str(self._copy), QSettings.Format.IniFormat)
         self._holder = [self._qs]
-        weakref.finalize(self, _discard_copy, self._holder, self._copy_dir)
+        weakref.finalize(self, _discard_copy, self._holder, self._copy_dir, lock_fd)
         if self._memory is None:
             self._check_contents()
 
@@ -177,14 +251,24 @@ class Preferences(QObject):
             return None
         try:
             data = json.loads(str(raw))
-            if not isinstance(data, dict):
-                raise ValueError("not a mapping")
+        except ValueError:
+            return self._config_ignored("it is not valid JSON")
+        if not isinstance(data, dict):
+            return self._config_ignored("it is not a set of named settings")
+        try:
             return MHAConfig.from_dict(data)
-        except (ValueError, TypeError, ConfigError) as exc:
-            message = f"ignored the saved configuration ({exc}); using defaults"
-            log.warning(message)
-            self.warnings.append(message)
-            return None
+        except ConfigError as exc:
+            return self._config_ignored(exc.message)  # a sentence for a person already
+        except (ValueError, TypeError):
+            return self._config_ignored("a setting has a value of the wrong kind")
+
+    def _config_ignored(self, reason: str) -> None:
+        """One plain sentence naming the file and what is wrong (the file is left as it is;
+        the next save replaces the configuration with a good one)."""
+        message = " ".join(f"the configuration saved in {self.file_name} is ignored: {reason}; "
+                           "using defaults".split())
+        log.warning(message)
+        self.warnings.append(message)
 
     def save_config(self, cfg: MHAConfig) -> None:
         self._set("version", FORMAT_VERSION)

@@ -37,16 +37,16 @@ IDLE_NOTE = ("Choose a trained model under Weights (" + " or ".join(m.name for m
              + ") to see every layer's heads at once, what each head does, and which heads matter.")
 
 
-def _all_layers(model_key, pieces):
+def _all_layers(model_key, pieces, *, cancel, progress):
     from mha_explorer.core.display.layers import all_layers  # torch, on the worker
 
-    return all_layers(model_key, pieces)
+    return all_layers(model_key, pieces, cancel=cancel, progress=progress)
 
 
-def _layer_ablation(model_key, layer, pieces):
+def _layer_ablation(model_key, layer, pieces, *, cancel, progress):
     from mha_explorer.core.display.layers import layer_ablation  # torch, on the worker
 
-    return layer_ablation(model_key, layer, pieces)
+    return layer_ablation(model_key, layer, pieces, cancel=cancel, progress=progress)
 
 
 class LayersPanel(QWidget):
@@ -129,7 +129,7 @@ class LayersPanel(QWidget):
         if (model.key, pieces) != self._asked_maps:
             self._asked_maps = (model.key, pieces)
             self.note.setText(f"Reading “{' '.join(pieces)}” through all {model.layers} layers…")
-            self._jobs.submit(LAYERS_JOB, _all_layers, model.key, pieces)
+            self._jobs.submit(LAYERS_JOB, _all_layers, model.key, pieces, cancellable=True)
         self._ask_ablation()
         self._show_layer(cfg.layer)
 
@@ -141,7 +141,7 @@ class LayersPanel(QWidget):
         if (self.isVisible() and model is not None and not model.causal  # an encoder's embedding
                 and wanted[2][:1] == (model.first_token,) and wanted != self._asked_ablation):
             self._asked_ablation = wanted
-            self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted)
+            self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted, cancellable=True)
 
     @property
     def grid(self) -> LayerGrid:

@@ -26,6 +26,7 @@ from pathlib import Path
 from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models.cache_files import cache_root
 from mha_explorer.core.models.gemma3.description import GEMMA3_270M
+from mha_explorer.core.system.safe_files import read_regular
 
 DISTRIBUTION_VERSION = "1.0.0"
 # (distribution, file inside site-packages, bytes), in the order they join
@@ -42,6 +43,7 @@ CONVERTER_VERSION = 1  # raise when the converted files change meaning; old copi
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
 MANIFEST_FILE = "manifest.json"
+MANIFEST_LIMIT = 1 << 20  # a manifest is a few hundred bytes; a bigger one is not ours
 INSTALL_HINT = GEMMA3_270M.distribution.install_hint
 NAME = GEMMA3_270M.name
 
@@ -114,20 +116,21 @@ def read_manifest(folder: Path) -> tuple[ConvertedFiles | None, str | None]:
     """(the converted files, None) when the manifest is there and every file has its recorded
     size; (None, None) when nothing was converted yet; (None, what is wrong) otherwise."""
     path = folder / MANIFEST_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None, None
     try:
-        if path.is_symlink():
-            raise ValueError
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # read without blocking: a pipe put there would hold the window's start for ever
+        data = json.loads(read_regular(path, MANIFEST_LIMIT).decode("utf-8"))
         if (data["source_sha256"] != GGUF_SHA256 or data["converter"] != CONVERTER_VERSION
                 or data["model"] != GEMMA3_270M.key):
             return None, "belongs to another file or converter"
         files = data["files"]
         found = ConvertedFiles(folder, str(files[WEIGHTS_FILE]["sha256"]), int(files[WEIGHTS_FILE]["bytes"]),
                                str(files[TOKENIZER_FILE]["sha256"]), int(files[TOKENIZER_FILE]["bytes"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, "has an unreadable manifest"
+    except OSError as exc:  # a pipe, a link, a giant: named, with what it is
+        return None, f"has an unreadable {MANIFEST_FILE} ({exc.strerror or exc})"
+    except (ValueError, KeyError, TypeError):
+        return None, f"has an unreadable {MANIFEST_FILE} (not the record a conversion writes)"
     for file, size in ((found.weights, found.weights_bytes), (found.tokenizer, found.tokenizer_bytes)):
         if file.is_symlink() or not file.is_file():
             return None, f"lacks {file.name}"

@@ -200,6 +200,7 @@ def grid_badges(found: TextMaps) -> list[list[str]]:
     return badges
 
 
-def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]:
+def ablation_rows(layer: int, pieces: tuple[str, ...],
+                  cancel: Cancel | None = None) -> list[dict[str, float]]:
     raise ConfigError("ablate", f"switching heads off is measured on an encoder's sentence embedding; "
                       f"{D.name} is a decoder, so its heads are ranked by their patterns instead")

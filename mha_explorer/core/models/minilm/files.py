@@ -3,7 +3,10 @@
 The files are located through the package's install record and import spec;
 the package itself (and sentence-transformers, which it wraps) is never
 imported. ``is_available`` is cheap enough for the window to ask at start-up;
-the SHA-256 of the weights is checked once per process, before they are read.
+every file the app reads is pinned by its SHA-256: the weights are hashed once per
+process before they are read, the small files (tokenizer, config) are hashed in the
+very bytes that are then used, so a vocabulary edited in place (two words swapped)
+is refused, not shown as maps labelled with the wrong words.
 """
 
 from __future__ import annotations
@@ -99,6 +102,30 @@ def sha256_of(path: Path, progress: Callable[[float], None] | None = None) -> st
     return digest.hexdigest()
 
 
+def _altered(path: Path, what: str, actual: str, expected: str) -> TrainedWeightsError:
+    return TrainedWeightsError(
+        f"{path} is not the pinned {what} (SHA-256 {actual[:12]}…, expected {expected[:12]}…); "
+        f"it was altered or replaced, reinstall: {info.INSTALL_HINT}")
+
+
+SMALL_FILE_LIMIT = 16 << 20  # far above the tokenizer's half megabyte
+
+
+def read_verified(path: Path, expected: str, what: str) -> bytes:
+    """The bytes of a small pinned file (the tokenizer, the config), refused in one sentence
+    naming the file unless they hash to ``expected``; the bytes hashed are the bytes used."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(SMALL_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise TrainedWeightsError(f"{path} could not be read ({exc.strerror or exc}); "
+                                  f"reinstall: {info.INSTALL_HINT}") from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected:
+        raise _altered(path, what, actual, expected)
+    return data
+
+
 def verify_weights(path: Path, expected: str = info.WEIGHTS_SHA256,
                    progress: Callable[[float], None] | None = None) -> None:
     """Raise TrainedWeightsError unless ``path`` hashes to ``expected`` (once per file state)."""
@@ -109,7 +136,5 @@ def verify_weights(path: Path, expected: str = info.WEIGHTS_SHA256,
             return
         actual = sha256_of(path, progress)
         if actual != expected:
-            raise TrainedWeightsError(
-                f"{path} is not the pinned checkpoint (SHA-256 {actual[:12]}…, expected "
-                f"{expected[:12]}…); it was altered or replaced, reinstall: {info.INSTALL_HINT}")
+            raise _altered(path, "checkpoint", actual, expected)
         _verified.add(key)

@@ -20,7 +20,12 @@ import torch
 import torch.nn.functional as F
 
 from mha_explorer.core.models.minilm import info
-from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir, verify_weights
+from mha_explorer.core.models.minilm.files import (
+    TrainedWeightsError,
+    model_dir,
+    read_verified,
+    verify_weights,
+)
 
 HASH_SHARE = 0.8  # of the loading progress bar: hashing reads the whole file once
 Ablate = int | Sequence[int] | None  # see MiniLM.layer
@@ -206,8 +211,10 @@ def _load(progress: Callable[[float], None] | None) -> MiniLM:
     except ImportError:
         raise TrainedWeightsError(f"{info.DISPLAY_NAME} needs the 'safetensors' library; install "
                                   f"the optional extra: {info.INSTALL_HINT}") from None
-    path = model_dir() / info.WEIGHTS_FILE
+    folder = model_dir()
+    path = folder / info.WEIGHTS_FILE
     verify_weights(path, progress=(lambda f: progress(f * HASH_SHARE)) if progress else None)
+    read_verified(folder / info.CONFIG_FILE, info.CONFIG_SHA256, "model configuration")  # the shape it states
     tensors = load_file(str(path), device="cpu")
     tensors.pop("embeddings.position_ids", None)  # an index buffer, not a weight
     tensors = {k: v.float() for k, v in tensors.items() if not k.startswith("pooler.")}

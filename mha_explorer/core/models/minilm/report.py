@@ -13,12 +13,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mha_explorer.core.errors import ConfigError
+from mha_explorer.core.errors import ConfigError, check_cancel
 from mha_explorer.core.models import patterns
 from mha_explorer.core.models.minilm import info
 from mha_explorer.core.models.minilm.files import TrainedWeightsError, is_available
@@ -61,12 +62,16 @@ def sentence_maps(sentence: str) -> SentenceMaps:
     return _all_maps(model, pieces, ids)
 
 
-def pieces_maps(pieces: tuple[str, ...]) -> SentenceMaps:
-    """All layers' maps for word pieces already split (a config's ``tokens``)."""
+def pieces_maps(pieces: tuple[str, ...], cancel: Callable[[], bool] | None = None) -> SentenceMaps:
+    """All layers' maps for word pieces already split (a config's ``tokens``); Cancelled,
+    when ``cancel`` says so, before the model is loaded and before it runs."""
     from mha_explorer.core.models.minilm.model import load_model
     from mha_explorer.core.models.minilm.tokenizer import token_ids
 
-    return _all_maps(load_model(), tuple(pieces), token_ids(pieces))
+    check_cancel(cancel)
+    model = load_model()
+    check_cancel(cancel)
+    return _all_maps(model, tuple(pieces), token_ids(pieces))
 
 
 def _all_maps(model, pieces: tuple[str, ...], ids: list[int]) -> SentenceMaps:
@@ -82,7 +87,8 @@ def grid_badges(found: SentenceMaps) -> list[list[str]]:
             for layer_maps in found.maps]
 
 
-def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]:
+def ablation_rows(layer: int, pieces: tuple[str, ...],
+                  cancel: Callable[[], bool] | None = None) -> list[dict[str, float]]:
     """Each head of ``layer`` switched off, as dicts for the ranking view, most consequential first."""
     import dataclasses
 
@@ -91,7 +97,10 @@ def ablation_rows(layer: int, pieces: tuple[str, ...]) -> list[dict[str, float]]
     from mha_explorer.core.models.minilm.tokenizer import token_ids
 
     check_layer(layer)
-    return [dataclasses.asdict(r) for r in ablate_each_head(load_model(), token_ids(pieces), layer)]
+    check_cancel(cancel)
+    model = load_model()
+    check_cancel(cancel)
+    return [dataclasses.asdict(r) for r in ablate_each_head(model, token_ids(pieces), layer)]
 
 
 def _round(x: float) -> float:

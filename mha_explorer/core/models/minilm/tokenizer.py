@@ -12,7 +12,7 @@ from typing import Any
 
 from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models.minilm import info
-from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir
+from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir, read_verified
 
 _lock = threading.Lock()
 _tokenizer: Any = None
@@ -28,7 +28,13 @@ def load_tokenizer() -> Any:
             except ImportError:
                 raise TrainedWeightsError(f"{info.DISPLAY_NAME} needs the 'tokenizers' library; "
                                           f"install the optional extra: {info.INSTALL_HINT}") from None
-            tok = Tokenizer.from_file(str(model_dir() / info.TOKENIZER_FILE))
+            path = model_dir() / info.TOKENIZER_FILE
+            data = read_verified(path, info.TOKENIZER_SHA256, "tokenizer")
+            try:
+                tok = Tokenizer.from_str(data.decode("utf-8"))
+            except Exception:  # noqa: BLE001 - the pinned file parses; anything else is a broken install
+                raise TrainedWeightsError(f"{path} could not be read as a tokenizer; reinstall: "
+                                          f"{info.INSTALL_HINT}") from None
             tok.no_padding()
             tok.no_truncation()
             _tokenizer = tok

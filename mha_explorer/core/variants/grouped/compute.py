@@ -13,6 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from mha_explorer.core.errors import check_cancel
 from mha_explorer.core.kernels.decoding import (
     DecodeRun,
     LayerTensors,
@@ -297,8 +298,8 @@ def full_pass(cfg, tensors: LayerTensors) -> np.ndarray:
     return y.numpy()
 
 
-def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors,
-           on_step=None) -> DecodeRun:
+def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors, cancel=None,
+           progress=None) -> DecodeRun:
     """The prompt pass and ``steps`` generation steps of the sequence ``full`` (its decode
     config), float32 on the CPU, with a K and V cache [B, Hkv, kept, d_k]."""
     w = tensors.weights
@@ -312,8 +313,9 @@ def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors,
     results = []
     with torch.no_grad():
         for t in range(steps + 1):
-            if on_step is not None:  # progress, and a place for Ctrl+C between steps
-                on_step(t)
+            check_cancel(cancel)  # one step is one token (the prompt pass: at most 512)
+            if progress is not None:
+                progress(t / (steps + 1))
             p0, p1 = step_rows(t, prompt)
             q, k_new, v_new = project_heads(full, w, x[:, p0:p1], x[:, p0:p1])
             if full.positions_spec.rotates_qk:  # each token turned once, by its place in the sequence

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from mha_explorer.core.errors import check_cancel
 from mha_explorer.core.kernels.decoding import (
     DecodeRun,
     LayerTensors,
@@ -279,8 +280,8 @@ def _new_tokens(cfg, m: MLADims, w: dict[str, torch.Tensor], x: torch.Tensor, p0
     return q_nope, q_rope, torch.cat([c_kv, k_rope], dim=-1)  # [B, n, r_kv+d_r]
 
 
-def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors,
-           on_step=None) -> DecodeRun:
+def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors, cancel=None,
+           progress=None) -> DecodeRun:
     """The latent cache [B, kept, r_kv + d_r] and the absorbed form: each head's q_nope·W_UK
     scores against the cached latents, W_UV folded into W_O."""
     m = mla_dims(full)
@@ -296,8 +297,9 @@ def decode(full, prompt: int, steps: int, show: int, tensors: LayerTensors,
     results = []
     with torch.no_grad():
         for t in range(steps + 1):
-            if on_step is not None:  # progress, and a place for Ctrl+C between steps
-                on_step(t)
+            check_cancel(cancel)  # one step is one token (the prompt pass: at most 512)
+            if progress is not None:
+                progress(t / (steps + 1))
             p0, p1 = step_rows(t, prompt)
             q_nope, q_rope, rows = _new_tokens(full, m, w, x[:, p0:p1], p0)
             cache = torch.cat([cache, rows], dim=1)  # [B, kept + n, r_kv+d_r]
