@@ -124,6 +124,9 @@ class MainWindow(QMainWindow):
     def apply_default_layout(self) -> None:
         """The everyday layout (first launch and "reset layout"): see shell.layouts."""
         if not self._presenter.active:
+            # everything the everyday window has is shown again, whatever hid it
+            self.controls.set_advanced_visible(True)
+            self.variant_scroll.setVisible(True)
             layouts.apply_default(self)
 
     def apply_presentation_layout(self, area: QRect | None = None) -> None:
