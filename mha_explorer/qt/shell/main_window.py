@@ -254,8 +254,8 @@ class MainWindow(QMainWindow):
         trace = c.current_trace
         stages = c.plan.stage_ids if all_stages else (c.stage,)
         try:
-            written = export_stages(c.config, trace, stages, folder,
-                                    batch_index=c.batch_index, options=options)
+            written = export_stages(c.config, trace, stages, folder, batch_index=c.batch_index,
+                                    head=c.head, options=options)
         except (OSError, ValueError) as exc:
             self.statusBar().showMessage(f"export failed: {export_problem(exc)}", 10_000)
             return []
