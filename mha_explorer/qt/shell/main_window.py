@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self.help_dialog: HelpDialog | None = None
         self._presenter = Presenter(self)
         self._default_layout_pending = False
+        self._placed = False  # a saved geometry was restored: the window goes where it was
         app = QApplication.instance()
         self._app_look = (app.palette(), app.styleSheet())  # given back when the window closes
         self._theme = theme_named(prefs.value("theme", DEFAULT_THEME) if prefs else DEFAULT_THEME)
@@ -142,14 +143,24 @@ class MainWindow(QMainWindow):
         if self.prefs is not None:
             geometry, state = self.prefs.load_layout()
             if geometry is not None:
-                self.restoreGeometry(geometry)
+                self._placed = self.restoreGeometry(geometry)
             if state is not None and self.restoreState(state):
                 return
         self.apply_default_layout()
         # sizes set before the window is shown are guesses: redo them at its real size
         self._default_layout_pending = True
 
+    def _first_placement(self) -> None:
+        """No saved place and no size asked for: the whole free screen, maximised (the
+        panels need it on a 1024×768 or 1280×720 screen; a larger one gives the stage room)."""
+        self._placed = True
+        self.setGeometry(self._presenter.available_area())
+        self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+
     def showEvent(self, event) -> None:
+        if not self._placed and not self.testAttribute(Qt.WidgetAttribute.WA_Resized):
+            self._first_placement()
+        self._placed = True
         super().showEvent(event)
         if not self._presenter.active and not self.isMaximized() and not self.isFullScreen():
             area = self._presenter.available_area()
