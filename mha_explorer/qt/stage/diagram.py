@@ -17,12 +17,15 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
+from mha_explorer.core.display.diagram import head_matrix
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.core.variants.registry import FAMILIES, family_of
 from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
 from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
+from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
 from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
@@ -131,9 +134,11 @@ class StageDiagram(QGraphicsView):
     def label_texts(self) -> list[str]:
         """Every piece of text the current stage shows (chips, captions, notes)."""
         shown = self.generic.stage if not self.generic.isHidden() else None
-        if shown is not None:
+        if shown is not None:  # the header above or beside it has the title and formula
             blocks = [f"{b.name} {b.caption}" for b in self.generic.blocks]
-            return [shown.title, shown.formula, shown.explanation, *shown.notes, *blocks]
+            chips = [label for placed in self.generic.placed() for label, _ in placed.chips]
+            note = [self.generic.matrix_note] if self.generic.matrices else []
+            return [*blocks, *chips, *note, *shown.notes]
         texts = []
         for item in self._items:
             text = getattr(item, "text", None)
@@ -173,11 +178,29 @@ class StageDiagram(QGraphicsView):
         if not self.uses_generic(stage) or not plan.has_stage(stage):
             self.generic.hide()
             return False
-        self.generic.set_stage(plan.stage(stage))
+        c = self._controller
+        head = min(c.head, c.config.H - 1)
+        self.generic.type_floor_px = (self._type_floor or 0.0) * self.logicalDpiY() / 72
+        self.generic.set_stage(plan.stage(stage), self._matrices(plan.stage(stage), head),
+                               f"head {head} of {c.config.H:,}")
         self.generic.setGeometry(self.rect())
         self.generic.show()
         self.generic.raise_()
         return True
+
+    def _matrices(self, stage, head: int) -> dict:
+        """The shown head's [T, S] matrices of ``stage`` as pictures, by tensor name."""
+        from mha_explorer.qt.stage.generic_stage import is_matrix, stage_blocks
+
+        c = self._controller
+        trace = current_trace(c.trace, c.config)
+        pictures = {}
+        for block in filter(is_matrix, stage_blocks(stage)):
+            values = head_matrix(trace, stage.id, block.name, c.batch_index, head)
+            if values is not None:
+                draw = scores_image if block.name == "scores" else weights_image
+                pictures[block.name] = draw(values)
+        return pictures
 
     def _fit_canvas(self) -> None:
         vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
