@@ -219,3 +219,28 @@ def test_the_dialog_refuses_an_empty_folder_and_stays_open(qtbot, tmp_path, text
     dialog.folder_edit.setText(str(tmp_path / "slides"))
     dialog.buttons.accepted.emit()
     assert dialog.result() == ExportDialog.DialogCode.Accepted
+
+
+def test_the_window_exports_the_head_and_batch_element_it_shows(qtbot, make_window, tmp_path):
+    window = make_window()
+    c = window.controller
+    c.set_stage("softmax")
+    c.set_head(2)
+    c.set_batch_index(1)
+    qtbot.waitUntil(lambda: c.current_trace is not None)
+    assert "head 2 of 4" in window.stage_view.diagram.label_texts()
+    options = ExportOptions(size=(640, 360), formats=("png", "svg"), tables=False)
+    window.export_current(tmp_path / "window", options=options)
+    picture = (tmp_path / "window" / "06-softmax.png").read_bytes()
+
+    def drawn(head: int) -> bytes:
+        folder = tmp_path / f"head{head}"
+        export_stages(c.config, c.current_trace, ["softmax"], folder, batch_index=1, head=head,
+                      options=options)
+        return (folder / "06-softmax.png").read_bytes()
+
+    assert picture == drawn(2) and picture != drawn(0)
+    heads_svg = (tmp_path / "window" / "06-softmax-heads.svg").read_text()
+    note = f"batch element {c.batch_index} of {c.config.batch}"  # as the window's caption says
+    assert note in window.heatmaps.caption.text()
+    assert note in heads_svg.replace("\u00a0", " ")

@@ -174,3 +174,27 @@ def test_first_launch_shows_the_heads_as_reset_layout_does(qtbot, make_window, s
     window.apply_default_layout()
     qtbot.waitUntil(lambda: not heads.visibleRegion().isEmpty())
     assert (window.dockWidgetArea(heads), heads.height() > 200) == first == (first[0], True)
+
+
+def visible_inputs(window) -> list[str]:
+    """The names of the configuration's inputs a person can see and reach."""
+    from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit
+
+    dock = window.docks["controls"]
+    kinds = (QAbstractSpinBox, QComboBox, QAbstractButton, QLineEdit)
+    return sorted(w.objectName() or w.accessibleName() for kind in kinds
+                  for w in dock.findChildren(kind) if w.isVisible())
+
+
+@pytest.mark.parametrize("leave_key", [Qt.Key.Key_Escape, Qt.Key.Key_F11])
+def test_f11_then_leaving_gives_back_every_configuration_input(qtbot, make_window, leave_key):
+    window = make_window()
+    before = visible_inputs(window)
+    assert "variant_kind" in before and "variant_window" in before
+    qtbot.keyClick(window, Qt.Key.Key_F11)
+    qtbot.waitUntil(window.isFullScreen)
+    qtbot.keyClick(window, leave_key)
+    qtbot.waitUntil(lambda: not window.isFullScreen())
+    assert visible_inputs(window) == before
+    window.actions["reset_layout"].trigger()
+    assert visible_inputs(window) == before

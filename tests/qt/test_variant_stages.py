@@ -85,3 +85,34 @@ def test_export_numbers_the_files_in_the_configs_own_order(qtbot, tmp_path):
     assert stems[4] == "05-rope.png"
     with pytest.raises(ValueError, match="no stage 'positions' in this configuration"):
         export_stages(cfg, None, ("positions",), tmp_path / "other", options=options)
+
+
+@pytest.mark.parametrize("case", ["mla", "rope"])
+def test_each_variant_stage_says_its_title_once_and_its_chips_fit(qtbot, make_window, case):
+    fields, expected = CASES[case]
+    window = make_window(MHAConfig(**fields), size=(1280, 720))
+    window.set_reduced_motion(True, remember=False)
+    c, view = window.controller, window.stage_view
+    generic = view.diagram.generic
+    for stage in expected:
+        c.set_stage(stage)
+        if not view.diagram.uses_generic(stage):
+            continue
+        shown = c.plan.stage(stage)
+        drawn = view.diagram.label_texts()
+        assert view.title.text() == shown.title  # the header says it, and only the header
+        assert shown.title not in drawn and shown.formula not in drawn, stage
+        pane = generic.rect()
+        for placed in generic.placed():
+            for label, rect in placed.chips:
+                assert pane.contains(rect.toAlignedRect()), (stage, label)
+                assert placed.column.left() <= rect.left() and rect.right() <= placed.column.right()
+            assert pane.contains(placed.body.toAlignedRect()), (stage, placed.block.name)
+    # latent attention's softmax shows the chosen head's weights, not an empty box
+    if case == "mla":
+        c.set_head(1)
+        c.set_stage("softmax")
+        assert set(generic.matrices) == {"weights"}
+        assert f"head 1 of {c.config.H}" in view.diagram.label_texts()
+        image = generic.matrices["weights"]
+        assert (image.width(), image.height()) == (c.config.S, c.config.T)

@@ -125,3 +125,28 @@ def test_generic_view_paints_a_stage(qtbot):
     assert view.accessibleName() == "Rotate Q and K by position (RoPE)"
     colors = {image.pixel(x, y) for x in range(0, 600, 7) for y in range(0, 300, 7)}
     assert len(colors) > 3  # text, blocks and chips were drawn
+
+
+def test_latent_attention_greys_out_the_head_sharing_and_d_k_saying_why(qtbot, make_controller):
+    from mha_explorer.core.variants.registry import family_of
+    from mha_explorer.qt.panels.configuration import ControlsPanel
+
+    c = make_controller(SMALL, wait=False)
+    controls, fields = ControlsPanel(c), VariantFields(c)
+    qtbot.addWidget(controls)
+    qtbot.addWidget(fields)
+    assert all(b.isEnabled() for b in controls.kv_buttons.values())
+    controls.preset_combo.setCurrentIndex(controls.preset_combo.findData("deepseek-v3"))
+    assert c.config.variant == "MLA"
+    for mode, button in controls.kv_buttons.items():
+        assert not button.isEnabled() and not button.isChecked(), mode
+        assert "Not for" in button.toolTip() and "MLA" in button.toolTip()
+    assert not controls.kv_spin.isEnabled()
+    widths = family_of(c.config).widths(c.config)
+    assert f"d_k = {c.config.d_k}" not in controls.d_k_label.text()  # D / H is not a head here
+    assert f"q·k {widths.qk:,}" in controls.d_k_label.text()
+    assert "MLA" in controls.kv_note.text()
+    _pick(fields, "MHA")  # the way back is under Attention
+    assert all(b.isEnabled() for b in controls.kv_buttons.values())
+    assert controls.kv_buttons["MHA"].isChecked()
+    assert controls.d_k_label.text() == f"d_k = {c.config.d_k:,}"

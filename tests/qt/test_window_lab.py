@@ -80,3 +80,12 @@ def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, wi
     # the heads come back in front of the lab (a tab behind is moved off screen, not hidden)
     qtbot.waitUntil(lambda: not window.docks["heatmaps"].visibleRegion().isEmpty())
     assert window.docks["lab"].visibleRegion().isEmpty()
+    # the Weights control names the source in use, and choosing random leaves the lab model
+    weights = window.weights_panel
+    assert weights.combo.currentData() == "lab" and weights.combo.currentText() == "a Lab run"
+    assert "Lab" in weights.note.text()
+    weights.combo.setCurrentIndex(weights.combo.findData("random"))
+    qtbot.waitUntil(lambda: c.current_trace is not None and c.current_trace.config.weights == "random",
+                    timeout=TRACE_TIMEOUT_MS)
+    assert c.config.weights == "random" and c.config.weights_path is None
+    assert weights.combo.currentText() == "random (untrained)"

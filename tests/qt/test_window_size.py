@@ -51,3 +51,47 @@ def test_presentation_draws_every_diagram_label_at_20_points_or_more(qtbot, make
         window.controller.set_stage(stage)
         assert window.stage_view.diagram.smallest_text_points() >= 20, stage
     window.set_presentation(False)
+
+
+def drawn_share(diagram) -> tuple[float, float]:
+    """How much of the diagram's pane the stage's picture covers, across and down."""
+    from PySide6.QtCore import QRectF
+
+    rect = QRectF()
+    for item in diagram.items_by_key().values():
+        rect = rect.united(item.sceneBoundingRect())
+    shown = diagram.mapFromScene(rect).boundingRect()
+    pane = diagram.viewport().rect()
+    return shown.width() / pane.width(), shown.height() / pane.height()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_every_stage_fills_its_pane_and_its_type_grows_with_it(qtbot, make_window, size):
+    window = make_window(size=size)
+    window.set_reduced_motion(True, remember=False)
+    diagram = window.stage_view.diagram
+    for stage in STAGE_IDS:
+        window.controller.set_stage(stage)
+        across, down = drawn_share(diagram)
+        assert max(across, down) >= 0.8, (stage, across, down)
+        assert min(across, down) >= 0.35, (stage, across, down)
+    window.controller.set_stage("input")
+    x = diagram.items_by_key()["X"]
+    box = diagram.mapFromScene(x.sceneBoundingRect()).boundingRect()
+    assert box.width() >= 0.25 * diagram.viewport().width(), box
+
+
+def test_a_first_launch_takes_the_whole_free_screen(qtbot, tmp_path):
+    from mha_explorer.qt.shell.app import build_window
+    from mha_explorer.qt.shell.settings import Preferences
+
+    window = build_window(MHAConfig(d_model=64, n_heads=4, batch=1, seq=6, device="cpu"),
+                          Preferences(str(tmp_path / "settings.ini")))
+    qtbot.addWidget(window)
+    window.show()  # no saved place, no size asked for
+    qtbot.waitExposed(window)
+    area = window.screen().availableGeometry()
+    assert window.isMaximized() or window.geometry() == area
+    assert area.contains(window.geometry())
+    assert window.width() * window.height() >= 0.9 * area.width() * area.height()
+    window.close()

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QUrl
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.models.minilm.files import is_available
 from mha_explorer.qt.panels import weights as weights_module
+from mha_explorer.qt.shell.layouts import bring_to_front
 
 AVAILABLE, WHY = is_available()
 needs_package = pytest.mark.skipif(not AVAILABLE, reason=WHY)
@@ -151,3 +152,47 @@ def test_the_help_page_links_to_the_trained_heads_page(make_window):
     assert "help_trained.md" in dialog.browser.toMarkdown()
     dialog.show_page(QUrl("help_trained.md"))
     assert "MiniLM-L6" in dialog.browser.toPlainText()
+
+
+def test_the_decode_and_tiles_tabs_have_visible_step_and_play_buttons(make_window, qtbot):
+    window = make_window(MHAConfig(d_model=64, n_heads=4, batch=1, seq=16, causal=True, device="cpu"))
+    gen = window.generation_panel
+    bring_to_front(window.docks["generation"])
+    view = gen.decode_view
+    qtbot.waitUntil(lambda: view.step_count > 2, timeout=WAIT_MS)
+    buttons = gen.transport[view]
+    assert all(b.isVisible() for b in buttons.values())
+    assert "Right" in buttons["next"].toolTip() and "Space" in buttons["play"].toolTip()
+    assert not buttons["previous"].isEnabled()  # at the first step already
+    qtbot.mouseClick(buttons["next"], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(buttons["next"], Qt.MouseButton.LeftButton)
+    assert view.step() == 2
+    assert gen.position[view].text() == f"step 3 of {view.step_count}"
+    buttons["next"].setFocus()  # a focused button takes the stage keys for its view
+    stage = window.controller.stage
+    qtbot.keyClick(buttons["next"], Qt.Key.Key_Left)
+    assert view.step() == 1 and window.controller.stage == stage
+    qtbot.mouseClick(buttons["last"], Qt.MouseButton.LeftButton)
+    assert view.step() == view.step_count - 1 and not buttons["next"].isEnabled()
+    qtbot.mouseClick(buttons["play"], Qt.MouseButton.LeftButton)
+    assert gen.playing and "Pause" in buttons["play"].text()
+    qtbot.mouseClick(buttons["play"], Qt.MouseButton.LeftButton)
+    assert not gen.playing and "Play" in buttons["play"].text()
+
+    gen.tabs.setCurrentIndex(1)
+    tiles = gen.tiles_view
+    qtbot.waitUntil(lambda: tiles.tile_count > 0 and bool(gen.peak_words.text()), timeout=WAIT_MS)
+    assert all(b.isVisible() for b in gen.transport[tiles].values())
+    qtbot.mouseClick(gen.transport[tiles]["next"], Qt.MouseButton.LeftButton)
+    assert tiles.tile_index() == 1
+    # at T = 16 the tiled peak outweighs the full matrix, and the sentence says so and why
+    from mha_explorer.core.plan.tiles import tile_plan
+    from mha_explorer.core.units import format_bytes
+
+    plan = tile_plan(window.controller.config, (gen.br_spin.value(), gen.bc_spin.value()))
+    assert plan.peak_bytes > plan.full_matrix_bytes
+    words = gen.peak_words.text()
+    assert gen.peak_words.isVisible()
+    assert f"tiled peak ({format_bytes(plan.peak_bytes)}) is larger than the full matrix " \
+           f"({format_bytes(plan.full_matrix_bytes)})" in words
+    assert "Q, K, V and O" in words and "passes the tiled peak from T = " in words

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.display.tile_words import peak_words
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.plan.decode import cache_growth, decode_steps
 from mha_explorer.core.plan.tiles import tile_plan, tile_states
@@ -87,8 +88,9 @@ def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0, *,
                cancel: Callable[[], bool] | None = None,
                progress: Callable[[float], None] | None = None) -> dict[str, Any]:
     """{"states": int8 [row blocks, key blocks], "plan": TilePlan dict, "records": tile dicts
-    for batch element 0 and ``head`` (empty when too large to compute), "notes"}; Cancelled
-    (between tiles) when ``cancel`` says so."""
+    for batch element 0 and ``head`` (empty when too large to compute), "notes", "peak_words"
+    (the tiled peak against the full matrix, in words)}; Cancelled (between tiles) when
+    ``cancel`` says so."""
     cfg, notes = generation_config(cfg)
     plan = tile_plan(cfg, block)
     states = tile_states(cfg.mask_spec, cfg.T, cfg.S, block)
@@ -99,7 +101,8 @@ def tiles_data(cfg: MHAConfig, block: tuple[int, int], head: int = 0, *,
                      f"{TILES_MAX_CELLS:,}")
     else:
         records = _records(cfg, block, min(max(0, head), cfg.H - 1), cancel, progress)
-    return {"states": states, "plan": plan.to_dict(), "records": records, "notes": notes}
+    return {"states": states, "plan": plan.to_dict(), "records": records, "notes": notes,
+            "peak_words": peak_words(cfg, block)}
 
 
 def _records(cfg: MHAConfig, block: tuple[int, int], head: int, cancel, progress) -> list[dict]:

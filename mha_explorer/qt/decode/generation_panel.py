@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from mha_explorer.qt.decode.decode_view import DecodeView
 from mha_explorer.qt.decode.decoder_panel import DecoderPanel
@@ -72,6 +72,19 @@ class _Stepper:
         return self.index() != before
 
 
+# the buttons above each view: (action, text, what it does); their keys are STEP_KEYS
+TRANSPORT = (("first", "|◀ First", "the first"), ("previous", "◀ Back", "the previous"),
+             ("play", "▶ Play", "play or pause"), ("next", "Next ▶", "the next"),
+             ("last", "Last ▶|", "the last"))
+
+
+def keys_for(action: str) -> str:
+    names = {Qt.Key.Key_Right: "Right", Qt.Key.Key_PageDown: "PageDown", Qt.Key.Key_Down: "Down",
+             Qt.Key.Key_Left: "Left", Qt.Key.Key_PageUp: "PageUp", Qt.Key.Key_Up: "Up",
+             Qt.Key.Key_Home: "Home", Qt.Key.Key_End: "End", Qt.Key.Key_Space: "Space"}
+    return ", ".join(names[k] for k, a in STEP_KEYS.items() if a == action)
+
+
 class GenerationPanel(QWidget):
     def __init__(self, controller: Controller, jobs: Jobs, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -95,11 +108,18 @@ class GenerationPanel(QWidget):
         self.note = QLabel()
         self.note.setObjectName("generation_note")
         self.note.setWordWrap(True)
+        # why the tiled peak can be the larger one, worked out from the numbers shown
+        self.peak_words = QLabel(objectName="tiles_peak_words", wordWrap=True)
+        self.peak_words.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.transport: dict[QWidget, dict[str, QToolButton]] = {}
+        self.position: dict[QWidget, QLabel] = {}
+        self._key_targets: dict[QObject, QWidget] = {}  # a widget whose keys step this view
         self.tabs = QTabWidget()
-        self.tabs.addTab(self._page(self.decode_view, ("prompt P", self.prompt_spin),
+        self.tabs.addTab(self._page(self.decode_view, "step", ("prompt P", self.prompt_spin),
                                     ("steps N", self.steps_spin), ("layers", self.layers_spin)),
                          "Decode: KV cache")
-        self.tabs.addTab(self._page(self.tiles_view, ("rows Br", self.br_spin), ("keys Bc", self.bc_spin)),
+        self.tabs.addTab(self._page(self.tiles_view, "tile", ("rows Br", self.br_spin),
+                                    ("keys Bc", self.bc_spin), under=self.peak_words),
                          "Tiles: online softmax")
         self.decoder_panel = DecoderPanel(controller, jobs)  # a trained decoder writing
         self.tabs.addTab(scroll_area(self.decoder_panel, sideways=True), "A trained model writes")
@@ -113,8 +133,10 @@ class GenerationPanel(QWidget):
         self._wanted: set[str] = set()  # what to ask for once shown and the edits pause
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._send)
-        for view in self._steppers:
-            view.installEventFilter(self)
+        for widget in self._key_targets:
+            widget.installEventFilter(self)
+        self.decode_view.step_changed.connect(lambda _i: self._show_position(self.decode_view))
+        self.tiles_view.tile_changed.connect(lambda _i: self._show_position(self.tiles_view))
         for spin in (self.prompt_spin, self.steps_spin, self.layers_spin):
             spin.valueChanged.connect(self.request_decode)
         for spin in (self.br_spin, self.bc_spin):
@@ -125,8 +147,10 @@ class GenerationPanel(QWidget):
         controller.batch_index_changed.connect(self.request_decode)
         self._on_config(controller.config)
 
-    @staticmethod
-    def _page(view: QWidget, *fields: tuple[str, QSpinBox]) -> QWidget:
+    def _page(self, view: QWidget, item: str, *fields: tuple[str, QSpinBox],
+              under: QWidget | None = None) -> QWidget:
+        """The sizes, then the buttons that step and play the view (with its keys in their
+        tips; a focused button takes the keys too), then the view."""
         page = QWidget()
         column = QVBoxLayout(page)
         column.setContentsMargins(2, 2, 2, 2)
@@ -137,8 +161,42 @@ class GenerationPanel(QWidget):
             row.addWidget(label)
             row.addWidget(spin)
         row.addStretch(1)
+        row = nested(column, QHBoxLayout())  # a row of its own: the dock stays narrow
+        buttons = {}
+        for action, text, what in TRANSPORT:
+            button = QToolButton(text=text, objectName=f"{item}_{action}")
+            words = f"{what.capitalize()} {item}" if action != "play" else f"Play the {item}s, or pause"
+            button.setToolTip(f"{words} ({keys_for(action)})")
+            button.setAccessibleName(words)
+            button.clicked.connect(lambda _=False, a=action, v=view: self.step(a, v))
+            row.addWidget(button)
+            buttons[action] = button
+            self._key_targets[button] = view
+        self.transport[view] = buttons
+        self.position[view] = QLabel(objectName=f"{item}_position")
+        row.addWidget(self.position[view])
+        row.addStretch(1)
+        self._key_targets[view] = view
         column.addWidget(view, 1)
+        if under is not None:
+            column.addWidget(under)
         return page
+
+    def _show_position(self, view: QWidget) -> None:
+        stepper = self._steppers[view]
+        item = "step" if view is self.decode_view else "tile"
+        count = stepper.count()
+        self.position[view].setText(f"{item} {stepper.index() + 1:,} of {count:,}" if count else "")
+        for action in ("first", "previous"):
+            self.transport[view][action].setEnabled(stepper.index() > 0)
+        for action in ("next", "last"):
+            self.transport[view][action].setEnabled(stepper.index() < count - 1)
+        self.transport[view]["play"].setEnabled(count > 1)
+        self._show_playing()
+
+    def _show_playing(self) -> None:
+        for buttons in self.transport.values():
+            buttons["play"].setText("▮▮ Pause" if self.playing else "▶ Play")
 
     # requests ------------------------------------------------------------------------
     def _on_config(self, _cfg: MHAConfig) -> None:
@@ -182,8 +240,11 @@ class GenerationPanel(QWidget):
             self.decode_view.set_data(result["steps"], scores=result["scores"], weights=result["weights"],
                                       growth=result["growth"], layers=result["layers"])
             self.note.setText(" ".join(result["notes"]))
+            self._show_position(self.decode_view)
         elif kind == TILES_JOB:
             self.tiles_view.set_data(result["states"], result["plan"], result["records"])
+            self.peak_words.setText(result.get("peak_words", ""))
+            self._show_position(self.tiles_view)
             if result["notes"]:
                 self.note.setText(" ".join(result["notes"]))
 
@@ -206,9 +267,12 @@ class GenerationPanel(QWidget):
                 if not self._steppers[view].act("next"):
                     self._steppers[view].act("first")
                 self._play.start()
+            self._show_playing()
             return True
         self._play.stop()
-        return self._steppers[view].act(action)
+        moved = self._steppers[view].act(action)
+        self._show_playing()
+        return moved
 
     @property
     def playing(self) -> bool:
@@ -217,15 +281,16 @@ class GenerationPanel(QWidget):
     def _advance(self) -> None:
         if not self._steppers[self.current_view()].act("next"):
             self._play.stop()
+            self._show_playing()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         """A focused view takes the stage keys from the window's shortcuts."""
-        if watched in self._steppers and event.type() in (QEvent.Type.ShortcutOverride,
-                                                           QEvent.Type.KeyPress):
+        view = self._key_targets.get(watched)
+        if view is not None and event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
             action = STEP_KEYS.get(event.key()) if not event.modifiers() else None
             if action is not None:
                 if event.type() == QEvent.Type.KeyPress:
-                    self.step(action, watched)
+                    self.step(action, view)
                 event.accept()
                 return True
         return super().eventFilter(watched, event)

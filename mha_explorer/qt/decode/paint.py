@@ -67,7 +67,10 @@ def size_bars(p: QPainter, rect: QRectF, rows: list[tuple[str, int, QColor]], pe
         return
     top = max(n for _, n, _ in rows) or 1
     label_w = min(rect.width() * 0.35, 220.0)
-    h = rect.height() / len(rows)
+    # a row never shorter than its type: in a short view the last rows wait, none overlap
+    line = p.fontMetrics().height()
+    rows = rows[:max(1, int(rect.height() // line))]
+    h = max(rect.height() / len(rows), line)
     for i, (label, n, color) in enumerate(rows):
         y = rect.top() + i * h
         p.setPen(pen)

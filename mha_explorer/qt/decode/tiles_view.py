@@ -115,12 +115,15 @@ class TilesView(SteppedView):
         for i, line in enumerate(lines):
             text(p, QRectF(r.left(), r.top() + i * line_h, r.width(), line_h), line)
         top = r.top() + len(lines) * line_h + 6
-        bars_h = min(2.5 * line_h, (r.bottom() - top) * 0.2)
-        body = QRectF(r.left(), top, r.width(), r.bottom() - top - bars_h - 6)
+        bars_h = 2 * line_h  # both bars and their words, always: the comparison is the point
+        body = QRectF(r.left(), top, r.width(), max(0.0, r.bottom() - top - bars_h - 6))
         grid_w = min(body.width() * 0.55, body.height() * self._aspect())
         self._paint_grid(p, QRectF(body.left(), body.top(), grid_w, body.height()))
+        p.save()
+        p.setClipRect(body)  # the tile's numbers stop where the bars begin
         self._paint_tile(p, QRectF(body.left() + grid_w + 16, body.top(),
                                    body.width() - grid_w - 16, body.height()))
+        p.restore()
         d = self._plan
         size_bars(p, QRectF(r.left(), r.bottom() - bars_h, r.width(), bars_h), [
             ("tiled peak, O(T·d)", int(d["peak_bytes"]), QColor(dim_color("d_k"))),

@@ -142,13 +142,14 @@ class StageExporter:
     controller are released there.
     """
 
-    def __init__(self, config: MHAConfig, trace=None, *, batch_index: int = 0,
+    def __init__(self, config: MHAConfig, trace=None, *, batch_index: int = 0, head: int = 0,
                  options: ExportOptions = ExportOptions()) -> None:
         self.options = options
         self.controller = Controller(config)
         if trace is not None:
             self.controller.show_trace(trace)
         self.controller.set_batch_index(batch_index)
+        self.controller.set_head(head)  # the head the screen shows, not always the first
         stage_view = StageView(self.controller)
         stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
         stage_view.set_figure_only(True)  # the picture, not the controls beside it
@@ -193,9 +194,10 @@ class StageExporter:
         return written
 
 
-def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int = 0,
+def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int = 0, head: int = 0,
                   options: ExportOptions = ExportOptions()) -> list[Path]:
-    """Draw ``stages`` (ids, or 'all') into ``folder``, plus the tables when asked;
+    """Draw ``stages`` (ids, or 'all') into ``folder``, plus the tables when asked, for the
+    batch element ``batch_index`` and the query head ``head`` (what the window shows);
     returns every file written. OSError (naming the file and the system's reason)
     when a file cannot be written; the files written before it stay whole."""
     folder = check_folder(folder)
@@ -210,7 +212,8 @@ def export_stages(config: MHAConfig, trace, stages, folder, *, batch_index: int 
     if trace is not None and trace.config != config:
         trace = None  # a trace of another config would draw the wrong numbers
     written: list[Path] = []
-    with StageExporter(config, trace, batch_index=batch_index, options=options) as exporter:
+    with StageExporter(config, trace, batch_index=batch_index, head=head,
+                       options=options) as exporter:
         for stage in stages:
             written += exporter.export_stage(stage, folder)
     if options.tables:

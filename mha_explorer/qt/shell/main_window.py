@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self.help_dialog: HelpDialog | None = None
         self._presenter = Presenter(self)
         self._default_layout_pending = False
+        self._placed = False  # a saved geometry was restored: the window goes where it was
         app = QApplication.instance()
         self._app_look = (app.palette(), app.styleSheet())  # given back when the window closes
         self._theme = theme_named(prefs.value("theme", DEFAULT_THEME) if prefs else DEFAULT_THEME)
@@ -125,6 +126,9 @@ class MainWindow(QMainWindow):
     def apply_default_layout(self) -> None:
         """The everyday layout (first launch and "reset layout"): see shell.layouts."""
         if not self._presenter.active:
+            # everything the everyday window has is shown again, whatever hid it
+            self.controls.set_advanced_visible(True)
+            self.variant_scroll.setVisible(True)
             layouts.apply_default(self)
 
     def apply_presentation_layout(self, area: QRect | None = None) -> None:
@@ -140,14 +144,24 @@ class MainWindow(QMainWindow):
         if self.prefs is not None:
             geometry, state = self.prefs.load_layout()
             if geometry is not None:
-                self.restoreGeometry(geometry)
+                self._placed = self.restoreGeometry(geometry)
             if state is not None and self.restoreState(state):
                 return
         self.apply_default_layout()
         # sizes set before the window is shown are guesses: redo them at its real size
         self._default_layout_pending = True
 
+    def _first_placement(self) -> None:
+        """No saved place and no size asked for: the whole free screen, maximised (the
+        panels need it on a 1024×768 or 1280×720 screen; a larger one gives the stage room)."""
+        self._placed = True
+        self.setGeometry(self._presenter.available_area())
+        self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+
     def showEvent(self, event) -> None:
+        if not self._placed and not self.testAttribute(Qt.WidgetAttribute.WA_Resized):
+            self._first_placement()
+        self._placed = True
         super().showEvent(event)
         if not self._presenter.active and not self.isMaximized() and not self.isFullScreen():
             area = self._presenter.available_area()
@@ -258,8 +272,8 @@ class MainWindow(QMainWindow):
         trace = c.current_trace
         stages = c.plan.stage_ids if all_stages else (c.stage,)
         try:
-            written = export_stages(c.config, trace, stages, folder,
-                                    batch_index=c.batch_index, options=options)
+            written = export_stages(c.config, trace, stages, folder, batch_index=c.batch_index,
+                                    head=c.head, options=options)
         except (OSError, ValueError) as exc:
             self.statusBar().showMessage(f"export failed: {export_problem(exc)}", 10_000)
             return []

@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
 from mha_explorer.qt.shell.theme import THEMES
-from mha_explorer.qt.shell.variant_docks import show_variant_fields
 
 if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
@@ -77,8 +76,6 @@ def build_menus(window: MainWindow) -> None:
     add_action(window, "presentation", "Presentation &mode", "F11", window.set_presentation, view,
                "Full screen, projector-sized type, only the controls a class needs "
                "(F11; Esc leaves)", checkable=True)
-    # the variants' fields are for the desk, like the advanced rows: a projector gets the stage
-    window.actions["presentation"].toggled.connect(lambda on: show_variant_fields(window, not on))
     leave = add_action(window, "leave_presentation", "Leave presentation mode", "Esc",
                        lambda: window.set_presentation(False), None,
                        "Back to the window as it was")

@@ -32,6 +32,7 @@ class SavedLook:
     menu_bar: bool
     status_bar: bool
     advanced: bool
+    variant_fields: bool  # the variants' fields under the form: for the desk, not the projector
     labels_above: bool
     code: bool
     bottom_left: Qt.DockWidgetArea  # saveState does not keep the corners
@@ -105,6 +106,7 @@ class Presenter:
             window_state=w.windowState() & ~Qt.WindowState.WindowFullScreen,
             menu_bar=not w.menuBar().isHidden(),
             status_bar=not w.statusBar().isHidden(), advanced=w.controls.advanced_visible,
+            variant_fields=not w.variant_scroll.isHidden(),
             labels_above=w.controls.labels_above, code=w.stage_view.code_visible,
             bottom_left=w.corner(Qt.Corner.BottomLeftCorner),
         )
@@ -113,6 +115,7 @@ class Presenter:
         w.menuBar().hide()
         w.statusBar().hide()
         w.controls.set_advanced_visible(False)
+        w.variant_scroll.setVisible(False)
         w.controls.set_labels_above(True)  # a narrow form, when it is shown
         w.stage_view.set_code_visible(False)  # one key (Ctrl+Shift+C) shows it
         w.stepper.set_compact(True)
@@ -145,6 +148,7 @@ class Presenter:
         area = self.available_area()
         set_application_font(saved.font)
         w.controls.set_advanced_visible(saved.advanced)
+        w.variant_scroll.setVisible(saved.variant_fields)
         w.controls.set_labels_above(saved.labels_above)
         w.stage_view.set_code_visible(saved.code)
         w.stepper.set_compact(False)

@@ -58,11 +58,6 @@ def config_page(window: MainWindow) -> QWidget:
     return window.controls
 
 
-def show_variant_fields(window: MainWindow, visible: bool) -> None:
-    """Hidden in presentation mode, like the advanced rows."""
-    window.variant_scroll.setVisible(visible)
-
-
 def parameters_page(window: MainWindow) -> QScrollArea:
     """The parameter and memory arithmetic, then the KV-cache comparison of the variants."""
     window.kv_compare = KVCompareTable(window.controller)

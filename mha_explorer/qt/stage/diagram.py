@@ -2,24 +2,30 @@
 animated move into the next stage.
 
 The scene is laid out in view pixels (one scene unit is one pixel at the
-canvas size), so the type is as large as its point size says; only when the
-widget is smaller than MIN_CANVAS is the whole picture scaled down.
+canvas size), so the type is as large as its point size says; when the widget
+is smaller than MIN_CANVAS the layout is made for MIN_CANVAS and scaled down.
+Then the view zooms onto what the stage drew (up to MAX_GROWTH times), so a
+stage of one small tensor fills its pane as a busy one does, its type growing
+with it; between stages the zoom slides with the items.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QRectF, Qt
-from PySide6.QtGui import QBrush, QPainter
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QPainter, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
+from mha_explorer.core.display.diagram import head_matrix
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.core.variants.registry import FAMILIES, family_of
 from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
 from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
+from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
 from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
 
 MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
+MAX_GROWTH = 2.4  # the zoom onto a sparse stage: past this its type would shout
+FIT_MARGIN = 12  # pixels kept free around the picture
 
 BUILDERS = {
     StageId.input: build_input,
@@ -68,6 +76,9 @@ class StageDiagram(QGraphicsView):
         self._type_floor: float | None = None  # presentation: no text below this many points
         self._scene_floor = 0.0  # the type floor in scene points, for the current zoom
         self._transition = Transition(self._scene, self)
+        self._base_scale = 1.0  # the canvas's own scale, before the zoom onto the picture
+        self._view_from = self._view_to = (1.0, QPointF())  # zoom and centre, start and end
+        self._transition.animation.valueChanged.connect(self._slide_view)
         # stages the classic drawings do not know (positions, RoPE, every stage of latent
         # attention, whose plan has no classic projection, view or transpose) are drawn generically
         self.generic = GenericStageView(self)
@@ -123,9 +134,11 @@ class StageDiagram(QGraphicsView):
     def label_texts(self) -> list[str]:
         """Every piece of text the current stage shows (chips, captions, notes)."""
         shown = self.generic.stage if not self.generic.isHidden() else None
-        if shown is not None:
+        if shown is not None:  # the header above or beside it has the title and formula
             blocks = [f"{b.name} {b.caption}" for b in self.generic.blocks]
-            return [shown.title, shown.formula, shown.explanation, *shown.notes, *blocks]
+            chips = [label for placed in self.generic.placed() for label, _ in placed.chips]
+            note = [self.generic.matrix_note] if self.generic.matrices else []
+            return [*blocks, *chips, *note, *shown.notes]
         texts = []
         for item in self._items:
             text = getattr(item, "text", None)
@@ -154,6 +167,7 @@ class StageDiagram(QGraphicsView):
         try:
             composer = Composer(self._context())
             BUILDERS[stage](composer)
+            composer.settle_note()
         finally:
             style.set_type_floor(0.0)  # the header and an export measure at their own size
         return composer.items
@@ -164,11 +178,29 @@ class StageDiagram(QGraphicsView):
         if not self.uses_generic(stage) or not plan.has_stage(stage):
             self.generic.hide()
             return False
-        self.generic.set_stage(plan.stage(stage))
+        c = self._controller
+        head = min(c.head, c.config.H - 1)
+        self.generic.type_floor_px = (self._type_floor or 0.0) * self.logicalDpiY() / 72
+        self.generic.set_stage(plan.stage(stage), self._matrices(plan.stage(stage), head),
+                               f"head {head} of {c.config.H:,}")
         self.generic.setGeometry(self.rect())
         self.generic.show()
         self.generic.raise_()
         return True
+
+    def _matrices(self, stage, head: int) -> dict:
+        """The shown head's [T, S] matrices of ``stage`` as pictures, by tensor name."""
+        from mha_explorer.qt.stage.generic_stage import is_matrix, stage_blocks
+
+        c = self._controller
+        trace = current_trace(c.trace, c.config)
+        pictures = {}
+        for block in filter(is_matrix, stage_blocks(stage)):
+            values = head_matrix(trace, stage.id, block.name, c.batch_index, head)
+            if values is not None:
+                draw = scores_image if block.name == "scores" else weights_image
+                pictures[block.name] = draw(values)
+        return pictures
 
     def _fit_canvas(self) -> None:
         vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
@@ -181,9 +213,36 @@ class StageDiagram(QGraphicsView):
             w, h = vw / scale, vh / scale
             self._scene_floor = self._type_floor / scale
         self._canvas = (float(w), float(h))
+        self._base_scale = scale
         self._scene.setSceneRect(QRectF(0, 0, w, h))
         self.resetTransform()
         self.scale(scale, scale)
+
+    def _zoom_onto(self, items: list) -> tuple[float, QPointF]:
+        """The zoom and centre that fill the view with ``items`` (never below the
+        canvas's own scale, so the type floor holds; never past MAX_GROWTH)."""
+        w, h = self._canvas
+        rect = QRectF()
+        for item in items:
+            rect = rect.united(item.sceneBoundingRect())
+        if rect.isEmpty():
+            return self._base_scale, QPointF(w / 2, h / 2)
+        vw = max(1.0, self.viewport().width() - 2 * FIT_MARGIN)
+        vh = max(1.0, self.viewport().height() - 2 * FIT_MARGIN)
+        zoom = min(vw / rect.width(), vh / rect.height())
+        zoom = min(max(zoom, self._base_scale), self._base_scale * MAX_GROWTH)
+        # the scene reaches past the canvas where a picture does, so centring can reach it
+        self._scene.setSceneRect(QRectF(0, 0, w, h).united(rect.adjusted(-w, -h, w, h)))
+        return zoom, rect.center()
+
+    def _set_view(self, zoom: float, centre: QPointF) -> None:
+        self.setTransform(QTransform.fromScale(zoom, zoom))
+        self.centerOn(centre)
+
+    def _slide_view(self, t) -> None:
+        (z0, c0), (z1, c1) = self._view_from, self._view_to
+        t = float(t)
+        self._set_view(z0 + (z1 - z0) * t, c0 + (c1 - c0) * t)
 
     def _show_without_motion(self, items: list) -> None:
         self._transition.finish()
@@ -192,6 +251,8 @@ class StageDiagram(QGraphicsView):
         for item in items:
             self._scene.addItem(item)
         self._items = items
+        self._view_from = self._view_to = self._zoom_onto(items)
+        self._set_view(*self._view_to)
 
     def _redraw(self, *_args) -> None:
         """Redraw the current stage in place: new config, new trace, new size."""
@@ -207,6 +268,8 @@ class StageDiagram(QGraphicsView):
             self._show_without_motion(items)
             return
         old, self._items = self._items, items
+        self._view_from = (self.transform().m11(), self.mapToScene(self.viewport().rect().center()))
+        self._view_to = self._zoom_onto(items)
         self._transition.run(old, items, self.duration_ms())
 
     def resizeEvent(self, event) -> None:

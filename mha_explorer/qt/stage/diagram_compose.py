@@ -99,6 +99,26 @@ class Composer:
         self.items: list[QGraphicsItem] = []
 
     # placing ---------------------------------------------------------------------
+    def settle_note(self, key: str = "note") -> None:
+        """Bring the stage's closing sentence up under its picture, wrapped no wider than
+        the picture (or about half the canvas), so the view can zoom onto the two together
+        instead of onto a tensor in the middle and a sentence at the canvas's foot."""
+        note = next((i for i in self.items if isinstance(i, NoteItem) and i.key == key), None)
+        if note is None:
+            return
+        picture = QRectF()
+        for item in self.items:
+            if item is not note:
+                picture = picture.united(item.sceneBoundingRect())
+        if picture.isEmpty():
+            return
+        room = self.ctx.width - 2 * style.MARGIN
+        note.setTextWidth(-1)  # its one-line width
+        width = min(note.boundingRect().width(), room, max(picture.width(), 0.55 * room))
+        note.setTextWidth(width)
+        x = min(max(picture.center().x() - width / 2, style.MARGIN), style.MARGIN + room - width)
+        note.setPos(x, picture.bottom() + style.GAP)
+
     def add(self, item: QGraphicsItem, x: float, y: float, anchor: str = "tl") -> QGraphicsItem:
         body = body_rect(item)
         fx, fy = ANCHORS[anchor]

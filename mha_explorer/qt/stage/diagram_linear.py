@@ -115,9 +115,20 @@ def bottom_note(c: Composer, key: str, text: str) -> None:
 
 
 # input -------------------------------------------------------------------------------
+def input_k(ctx: StageContext) -> float:
+    """The input stage draws one or two tensors, not three rows: it may draw them larger
+    than the shared scale (up to K_MAX), and the move to project shrinks them into place."""
+    cfg = ctx.config
+    rows = [cfg.T, cfg.S] if cfg.is_cross else [cfg.T]
+    fixed_h = 2 * style.MARGIN + len(rows) * (top_space() + 1.6 * bottom_space()) + ROW_GAP + NOTE_H
+    k = min(K_MAX, (ctx.width - 2 * style.MARGIN - 2 * left_width(ctx)) / style.units(cfg.d_model),
+            (ctx.height - fixed_h) / sum(style.units(n) for n in rows))
+    return max(k, linear_k(ctx))
+
+
 def build_input(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    k = linear_k(ctx)
+    k = input_k(ctx)
     stage = ctx.plan.stage(StageId.input)
     sD, sT, sS = (style.side(n, k) for n in (cfg.d_model, cfg.T, cfg.S))
     heights = [sT, sS] if cfg.is_cross else [sT]

@@ -72,79 +72,184 @@ def is_generic(stage_id: str) -> bool:
     return not (is_stage(stage_id) and STAGES[StageId(stage_id)].drawn)
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Where one block's parts go in the view: its name, body, chips (wrapped to the
+    column) and caption; ``column`` is the block's share of the row."""
+
+    block: Block
+    column: QRectF
+    name: QRectF
+    body: QRectF
+    chips: tuple[tuple[str, QRectF], ...]
+    caption: QRectF
+
+
+def is_matrix(block: Block) -> bool:
+    """A [.., T, S] tensor: one query row per token against one column per key."""
+    return [d for d, _ in block.chips[-2:]] == ["T", "S"]
+
+
 class GenericStageView(QWidget):
-    """Public: ``set_stage(stage: Stage | None)``, ``stage`` (the Stage shown), ``blocks``
-    (its Block list). Paints title, formula, explanation, notes and the tensor blocks."""
+    """Public: ``set_stage(stage: Stage | None, matrices=None)``, ``stage`` (the Stage shown),
+    ``blocks`` (its Block list), ``placed()`` (where each block is drawn), ``text_px``.
+
+    The stage's title, formula and explanation are the header's (beside or above this
+    view): here only the tensors, side by side across the pane, sized to fill it and
+    their type with it; an attention matrix shows the chosen head's numbers as colours
+    (``matrices``: block name -> QImage); the stage's notes close the picture.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("generic_stage")
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(420, 300)
+        self.setMinimumSize(320, 240)
         self.stage: Stage | None = None
         self.blocks: list[Block] = []
+        self.matrices: dict = {}
+        self.matrix_note = ""  # e.g. "head 0 of 4", under a matrix
+        self.type_floor_px = 0.0  # presentation: no text smaller than this
 
-    def set_stage(self, stage: Stage | None) -> None:
+    def set_stage(self, stage: Stage | None, matrices: dict | None = None, matrix_note: str = "") -> None:
         self.stage = stage
         self.blocks = stage_blocks(stage) if stage is not None else []
+        self.matrices = dict(matrices or {})
+        self.matrix_note = matrix_note
         self.setAccessibleName(stage.title if stage is not None else "no stage")
         self.update()
 
+    # layout --------------------------------------------------------------------------------
+    @property
+    def text_px(self) -> float:
+        """The body type's pixel size: grows with the pane (about 1/22 of its height, and
+        narrow columns hold it back), never below 11 px or the presentation floor."""
+        n = max(1, len(self.blocks))
+        px = min(self.height() / 22, (self.width() / n) / 9, 40.0)
+        return max(px, 11.0, self.type_floor_px)
+
+    def _font(self, scale: float = 1.0, bold: bool = False) -> QFont:
+        font = QFont(self.font().family())
+        font.setPixelSize(max(1, round(self.text_px * scale)))
+        font.setBold(bold)
+        return font
+
+    def _notes_height(self, width: float) -> float:
+        if self.stage is None or not self.stage.notes:
+            return 0.0
+        metrics = QFontMetrics(self._font(0.85))
+        flags = Qt.TextFlag.TextWordWrap
+        return sum(metrics.boundingRect(0, 0, int(width), 10_000, flags, f"• {n}").height() + 4
+                   for n in self.stage.notes)
+
+    def placed(self) -> list[Placed]:
+        """Each block in its column: name on top, body, chips wrapped to the column, caption."""
+        if not self.blocks:
+            return []
+        pad = self.text_px
+        width, height = self.width() - 2 * pad, self.height() - 2 * pad
+        gap = 1.5 * self.text_px
+        n = len(self.blocks)
+        col_w = (width - gap * (n - 1)) / n
+        name_h = QFontMetrics(self._font(1.15, True)).height()
+        chip_m = QFontMetrics(self._font(0.9, True))
+        chip_h = chip_m.height() + 4
+        cap_h = QFontMetrics(self._font(0.85)).height() * (3 if self.matrices else 2)  # wraps
+        rows = []  # each block's chips, wrapped to its column
+        for block in self.blocks:
+            lines, x = 1, 0.0
+            chips = []
+            for dim, size in block.chips:
+                w = chip_m.horizontalAdvance(f"{dim} {size:,}") + 10
+                if x > 0 and x + w > col_w:
+                    lines, x = lines + 1, 0.0
+                chips.append((f"{dim} {size:,}", w, lines - 1, x))
+                x += w + 4
+            rows.append((chips, lines))
+        most_lines = max(lines for _, lines in rows)
+        body_room = (height - self._notes_height(width) - name_h - 8 - most_lines * (chip_h + 3) - 6 - cap_h)
+        body_room = max(body_room, 2 * self.text_px)
+        largest = max(max(b.width, b.height) for b in self.blocks)
+        side_w = min(col_w, body_room * 1.6)
+        placed = []
+        for i, (block, (chips, _)) in enumerate(zip(self.blocks, rows, strict=True)):
+            x = pad + i * (col_w + gap)
+            column = QRectF(x, pad, col_w, height)
+            if is_matrix(block):  # square cells, as large as the room allows
+                (_, t), (_, s) = block.chips[-2:]
+                cell = min(col_w / s, body_room / t)
+                bw, bh = cell * s, cell * t
+            else:
+                bw = max(side_w * block.width / largest, min(col_w, 3 * self.text_px))
+                bh = max(body_room * block.height / largest, 1.5 * self.text_px)
+            top = pad + name_h + 8 + (body_room - bh) / 2
+            body = QRectF(x + (col_w - bw) / 2, top, bw, bh)
+            chip_top = pad + name_h + 8 + body_room + 6
+            line_w = {}  # each line of chips centred in the column
+            for _, w, line, cx in chips:
+                line_w[line] = cx + w
+            chip_rects = tuple((text, QRectF(x + (col_w - line_w[line]) / 2 + cx,
+                                             chip_top + line * (chip_h + 3), w, chip_h))
+                               for text, w, line, cx in chips)
+            caption_top = chip_top + most_lines * (chip_h + 3) + 2
+            placed.append(Placed(block, column, QRectF(x, pad, col_w, name_h), body, chip_rects,
+                                 QRectF(x, caption_top, col_w, cap_h)))
+        return placed
+
+    # painting ---------------------------------------------------------------------------------
     def paintEvent(self, _event) -> None:  # Qt's API
         if self.stage is None:
             return
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         text = self.palette().windowText().color()
-        y = self._texts(p, text)
-        self._draw_blocks(p, text, y + 12)
+        for item in self.placed():
+            self._draw_block(p, text, item)
+        self._draw_notes(p, text)
         p.end()
 
-    def _texts(self, p: QPainter, text: QColor) -> float:
-        """Title, formula, explanation and notes, wrapped; returns the y below them."""
-        stage, width, y = self.stage, self.width() - 24, 10.0
-        for line, size, bold, mono in ((stage.title, 13, True, False), (stage.formula, 10, False, True),
-                                       (stage.explanation, 9, False, False),
-                                       *((f"• {n}", 9, False, False) for n in stage.notes)):
-            font = QFont("monospace" if mono else self.font().family(), size)
-            font.setBold(bold)
-            p.setFont(font)
-            p.setPen(text)
-            rect = QFontMetrics(font).boundingRect(0, 0, int(width), 1000, Qt.TextFlag.TextWordWrap, line)
-            p.drawText(QRectF(12, y, width, rect.height()), Qt.TextFlag.TextWordWrap, line)
-            y += rect.height() + 4
-        return y
-
-    def _draw_blocks(self, p: QPainter, text: QColor, top: float) -> None:
-        x, row_height = 14.0, 0.0
-        chip_font = QFont(self.font().family(), 8)
-        for block in self.blocks:
-            w = max(block.width, 90.0)
-            if x + w > self.width() - 10 and x > 14:
-                x, top, row_height = 14.0, top + row_height + 16, 0.0
+    def _draw_block(self, p: QPainter, text: QColor, item: Placed) -> None:
+        block = item.block
+        p.setPen(text)
+        p.setFont(self._font(1.15, True))
+        p.drawText(item.name, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, block.name)
+        image = self.matrices.get(block.name)
+        if image is not None:
+            p.drawImage(item.body, image)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+        else:
             fill = QColor(chip_color(block.chips[-1][0]) if block.chips else "#7F7F7F")
-            fill.setAlpha(70 if block.allocates else 25)
-            pen = QPen(text, 1.5, Qt.PenStyle.SolidLine if block.allocates else Qt.PenStyle.DashLine)
-            p.setPen(pen)
+            fill.setAlpha(90 if block.allocates else 35)
             p.setBrush(fill)
-            body = QRectF(x, top + 16, block.width, block.height)
-            p.drawRect(body)
-            p.setFont(QFont(self.font().family(), 10, QFont.Weight.Bold))
-            p.drawText(QRectF(x, top, w, 16), Qt.AlignmentFlag.AlignLeft, block.name)
-            cy = body.bottom() + 4
-            p.setFont(chip_font)
-            cx = x
-            for dim, size in block.chips:
-                label = f"{dim} {size:,}"
-                cw = QFontMetrics(chip_font).horizontalAdvance(label) + 8
-                chip = QRectF(cx, cy, cw, 14)
-                p.setPen(Qt.PenStyle.NoPen)
-                p.setBrush(QColor(chip_color(dim)))
-                p.drawRoundedRect(chip, 4, 4)
-                p.setPen(QColor(ink_on(chip_color(dim))))
-                p.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
-                cx += cw + 3
-            p.setPen(text)
-            p.drawText(QRectF(x, cy + 16, max(w, cx - x), 14), Qt.AlignmentFlag.AlignLeft, block.caption)
-            x += max(w, cx - x) + 18
-            row_height = max(row_height, 16 + block.height + 4 + 14 + 16 + 14)
+        p.setPen(QPen(text, 2.0, Qt.PenStyle.SolidLine if block.allocates else Qt.PenStyle.DashLine))
+        p.drawRect(item.body)
+        p.setFont(self._font(0.9, True))
+        for label, rect in item.chips:
+            color = chip_color(label.split(" ")[0])
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(color))
+            p.drawRoundedRect(rect, 4, 4)
+            p.setPen(QColor(ink_on(color)))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+        p.setPen(text)
+        p.setFont(self._font(0.85))
+        caption = block.caption
+        if image is not None and self.matrix_note:
+            caption = f"{self.matrix_note}\n{caption}"
+        p.drawText(item.caption, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+                   | Qt.TextFlag.TextWordWrap, caption)
+
+    def _draw_notes(self, p: QPainter, text: QColor) -> None:
+        if not self.stage.notes:
+            return
+        pad = self.text_px
+        width = self.width() - 2 * pad
+        p.setFont(self._font(0.85))
+        p.setPen(text)
+        metrics = QFontMetrics(p.font())
+        y = self.height() - pad - self._notes_height(width)
+        for note in self.stage.notes:
+            line = f"• {note}"
+            h = metrics.boundingRect(0, 0, int(width), 10_000, Qt.TextFlag.TextWordWrap, line).height()
+            p.drawText(QRectF(pad, y, width, h), Qt.TextFlag.TextWordWrap, line)
+            y += h + 4
