@@ -47,6 +47,19 @@ def test_a_matching_hash_passes_and_reports_progress(tmp_path):
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 3
 
 
+
+def test_hashing_the_weights_hears_cancel_between_reads(tmp_path):
+    """The first use of the model hashes 90 MB on the window's jobs thread; a closing window
+    asks it to stop."""
+    from mha_explorer.core.errors import Cancelled
+
+    path = tmp_path / "w.bin"
+    path.write_bytes(b"x" * (9 << 20))  # three reads of 4 MiB
+    looks = []
+    with pytest.raises(Cancelled):
+        files.verify_weights(path, "0" * 64, cancel=lambda: len(looks) >= 1 or looks.append(1))
+    assert looks == [1]  # stopped at the second read
+
 def test_without_the_package_the_message_says_how_to_install(monkeypatch):
     def not_installed(name):
         raise importlib.metadata.PackageNotFoundError(name)

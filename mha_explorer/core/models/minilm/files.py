@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from mha_explorer.core.errors import ConfigError
+from mha_explorer.core.errors import ConfigError, check_cancel
 from mha_explorer.core.models.minilm import info
 
 _HASH_CHUNK = 4 << 20  # bytes read per step; progress is reported after each
@@ -89,12 +89,15 @@ def is_available() -> tuple[bool, str]:
     return True, f"{info.DISPLAY_NAME} found in {folder}"
 
 
-def sha256_of(path: Path, progress: Callable[[float], None] | None = None) -> str:
+def sha256_of(path: Path, progress: Callable[[float], None] | None = None,
+              cancel: Callable[[], bool] | None = None) -> str:
+    """The file's SHA-256, read 4 MiB at a time; Cancelled between reads when ``cancel`` says so."""
     digest = hashlib.sha256()
     total = max(path.stat().st_size, 1)
     done = 0
     with open(path, "rb") as handle:
         while chunk := handle.read(_HASH_CHUNK):
+            check_cancel(cancel)
             digest.update(chunk)
             done += len(chunk)
             if progress is not None:
@@ -127,14 +130,15 @@ def read_verified(path: Path, expected: str, what: str) -> bytes:
 
 
 def verify_weights(path: Path, expected: str = info.WEIGHTS_SHA256,
-                   progress: Callable[[float], None] | None = None) -> None:
+                   progress: Callable[[float], None] | None = None,
+                   cancel: Callable[[], bool] | None = None) -> None:
     """Raise TrainedWeightsError unless ``path`` hashes to ``expected`` (once per file state)."""
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     with _verify_lock:
         if key in _verified:
             return
-        actual = sha256_of(path, progress)
+        actual = sha256_of(path, progress, cancel)
         if actual != expected:
             raise _altered(path, "checkpoint", actual, expected)
         _verified.add(key)

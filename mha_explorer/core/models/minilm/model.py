@@ -191,7 +191,8 @@ _model: MiniLM | None = None
 _model_lock = threading.Lock()
 
 
-def load_model(progress: Callable[[float], None] | None = None) -> MiniLM:
+def load_model(progress: Callable[[float], None] | None = None,
+               cancel: Callable[[], bool] | None = None) -> MiniLM:
     """The model, loaded once per process (hash check, then safetensors); later calls return it.
 
     ``progress(fraction)`` is called while loading; raises TrainedWeightsError with the fix.
@@ -199,13 +200,13 @@ def load_model(progress: Callable[[float], None] | None = None) -> MiniLM:
     global _model
     with _model_lock:
         if _model is None:
-            _model = _load(progress)
+            _model = _load(progress, cancel)
         elif progress is not None:
             progress(1.0)
         return _model
 
 
-def _load(progress: Callable[[float], None] | None) -> MiniLM:
+def _load(progress: Callable[[float], None] | None, cancel: Callable[[], bool] | None = None) -> MiniLM:
     try:
         from safetensors.torch import load_file
     except ImportError:
@@ -213,7 +214,7 @@ def _load(progress: Callable[[float], None] | None) -> MiniLM:
                                   f"the optional extra: {info.INSTALL_HINT}") from None
     folder = model_dir()
     path = folder / info.WEIGHTS_FILE
-    verify_weights(path, progress=(lambda f: progress(f * HASH_SHARE)) if progress else None)
+    verify_weights(path, progress=(lambda f: progress(f * HASH_SHARE)) if progress else None, cancel=cancel)
     read_verified(folder / info.CONFIG_FILE, info.CONFIG_SHA256, "model configuration")  # the shape it states
     tensors = load_file(str(path), device="cpu")
     tensors.pop("embeddings.position_ids", None)  # an index buffer, not a weight

@@ -69,7 +69,7 @@ def pieces_maps(pieces: tuple[str, ...], cancel: Callable[[], bool] | None = Non
     from mha_explorer.core.models.minilm.tokenizer import token_ids
 
     check_cancel(cancel)
-    model = load_model()
+    model = load_model(cancel=cancel)  # hashing its 90 MB hears cancel too
     check_cancel(cancel)
     return _all_maps(model, tuple(pieces), token_ids(pieces))
 
@@ -98,7 +98,7 @@ def ablation_rows(layer: int, pieces: tuple[str, ...],
 
     check_layer(layer)
     check_cancel(cancel)
-    model = load_model()
+    model = load_model(cancel=cancel)  # hashing its 90 MB hears cancel too
     check_cancel(cancel)
     return [dataclasses.asdict(r) for r in ablate_each_head(model, token_ids(pieces), layer)]
 
