@@ -109,3 +109,16 @@ def test_the_views_never_import_torch():
             "mha_explorer.core.models.minilm.info, mha_explorer.core.models.minilm.files; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_every_row_label_fits_left_of_the_maps(qtbot):
+    """18 layers, local and global: "L18·G" must not be cut, even where the grid is narrow."""
+    grid = LayerGrid()
+    qtbot.addWidget(grid)
+    grid.resize(160, 400)
+    kinds = tuple("global" if (layer + 1) % 6 == 0 else "local" for layer in range(18))
+    grid.set_maps(_maps(layers=18, heads=4), layer_kinds=kinds)
+    metrics = grid.fontMetrics()
+    for layer in range(1, 19):
+        label = f"L{layer}·{'G' if kinds[layer - 1] == 'global' else 'w'}"
+        assert metrics.horizontalAdvance(label) < grid.cell_rect(layer, 0).left()

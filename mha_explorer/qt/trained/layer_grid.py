@@ -83,11 +83,17 @@ class LayerGrid(QWidget):
         return 1 <= layer <= layers and 0 <= head < heads
 
     # Geometry --------------------------------------------------------------
+    def _left_px(self) -> int:
+        """Room for the row labels: "L18·G" in the widget's own type, never cut."""
+        layers, _heads = self.shape
+        widest = f"L{max(layers, 1)}" + ("·G" if self._kinds else "")
+        return max(LABEL_PX, self.fontMetrics().horizontalAdvance(widest) + 6)
+
     def _cell_px(self) -> int:
         layers, heads = self.shape
         if not layers:
             return 0
-        w = (self.width() - LABEL_PX) // heads - GAP_PX
+        w = (self.width() - self._left_px()) // heads - GAP_PX
         h = (self.height() - LABEL_PX) // layers - GAP_PX
         return max(4, min(w, h))
 
@@ -95,24 +101,25 @@ class LayerGrid(QWidget):
         """Where the thumbnail of (layer 1-based, head 0-based) is drawn."""
         size = self._cell_px()
         step = size + GAP_PX
-        return QRect(LABEL_PX + head * step, LABEL_PX + (layer - 1) * step, size, size)
+        return QRect(self._left_px() + head * step, LABEL_PX + (layer - 1) * step, size, size)
 
     def cell_at(self, point: QPoint) -> tuple[int, int] | None:
         size = self._cell_px()
         if not size:
             return None
         step = size + GAP_PX
-        col, row = (point.x() - LABEL_PX) // step, (point.y() - LABEL_PX) // step
-        if point.x() < LABEL_PX or point.y() < LABEL_PX or not self._valid(row + 1, col):
+        left = self._left_px()
+        col, row = (point.x() - left) // step, (point.y() - LABEL_PX) // step
+        if point.x() < left or point.y() < LABEL_PX or not self._valid(row + 1, col):
             return None
         return (row + 1, col) if self.cell_rect(row + 1, col).contains(point) else None
 
     def sizeHint(self) -> QSize:
         layers, heads = self.shape if self._images else (6, 12)  # a typical grid before any maps
-        return QSize(LABEL_PX + max(heads, 1) * 64, LABEL_PX + max(layers, 1) * 64)
+        return QSize(self._left_px() + max(heads, 1) * 64, LABEL_PX + max(layers, 1) * 64)
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(LABEL_PX + 12 * 16, LABEL_PX + 6 * 16)
+        return QSize(self._left_px() + 12 * 16, LABEL_PX + 6 * 16)
 
     # Painting and input ----------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -128,7 +135,7 @@ class LayerGrid(QWidget):
             r = self.cell_rect(layer, 0)
             painter.setPen(ink)  # badges paint white; labels are in the text colour
             local = self._kinds and self._kinds[layer - 1] == "local"
-            painter.drawText(QRect(0, r.y(), LABEL_PX, r.height()), Qt.AlignmentFlag.AlignCenter,
+            painter.drawText(QRect(0, r.y(), self._left_px(), r.height()), Qt.AlignmentFlag.AlignCenter,
                              f"L{layer}" + ("·w" if local else "·G" if self._kinds else ""))
             for head in range(heads):
                 rect = self.cell_rect(layer, head)
