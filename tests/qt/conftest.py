@@ -51,6 +51,9 @@ def make_controller(qtbot):
     yield make
     for ctrl in made:
         ctrl.shutdown()
+        # a piece that cannot hear Cancel (importing the engine) is let go, not waited for:
+        # it must still end on its own, so no thread outlives the test
+        ctrl.jobs.thread.wait(TRACE_TIMEOUT_MS)
         assert not ctrl.is_running(), "the compute thread outlived the test"
 
 
@@ -85,4 +88,5 @@ def make_window(qtbot, tmp_path):
     yield make
     for window in made:
         window.close()
+        window.controller.jobs.thread.wait(TRACE_TIMEOUT_MS)  # as above: let go, ending alone
         assert not window.controller.is_running(), "the compute thread outlived the test"
