@@ -17,7 +17,7 @@ from mha_explorer.core.lab.train import TrainSettings, eval_batch, train
 @pytest.fixture(scope="module")
 def run():
     spec = LabModelSpec(task="reverse", vocab=5, n=3, d_model=16, heads=4)
-    return train(spec, TrainSettings(steps=40, batch=16, eval_every=10, eval_size=32, seed=3))
+    return train(spec, TrainSettings(steps=40, batch=16, eval_every=10, eval_size=32, seed=3, device="cpu"))
 
 
 def _accuracy_by_hand(run, removed: set[int], batch=None) -> float:
@@ -152,3 +152,23 @@ def test_weight_source_says_which_shapes_and_layers_fit(run, tmp_path):
     assert err.value.field == "weights_path" and err.value.suggestions[0]["n_heads"] == 4
     with pytest.raises(ConfigError):
         LabWeights(MHAConfig(weights="lab", weights_path=str(tmp_path / "none")))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_the_gpu_a_run_trains_ablates_prunes_finds_its_circuit_and_round_trips(tmp_path):
+    """The Lab trains on the GPU when there is one ("auto"): every step after training must
+    keep its tensors there, and a saved run loads back on the CPU with the same weights."""
+    from mha_explorer.core.lab.analysis import find_circuit
+
+    spec = LabModelSpec(task="induction", vocab=8, n=6, d_model=16, heads=2, layers=2)
+    run = train(spec, TrainSettings(steps=20, batch=8, eval_every=10, eval_size=16, seed=1))
+    assert run.device == "cuda"
+    assert len(ablate(run).drops) == 4
+    assert len(prune(run).order) == 4
+    find_circuit(run)
+    head_maps(run, [0, 1])
+    save_run(run, tmp_path / "r")
+    back, _extra = load_run(tmp_path / "r")
+    saved, loaded = run.model.state_dict(), back.model.state_dict()
+    for (name, a), (_n, b) in zip(saved.items(), loaded.items(), strict=True):
+        assert torch.equal(a.cpu(), b.cpu()), name

@@ -80,7 +80,7 @@ def test_model_ablation_changes_only_through_the_removed_head():
 
 def _tiny(seed, **kw):
     spec = LabModelSpec(task="reverse", vocab=6, n=3, d_model=16, heads=2, **kw)
-    return train(spec, TrainSettings(steps=12, batch=8, eval_every=4, eval_size=16, seed=seed))
+    return train(spec, TrainSettings(steps=12, batch=8, eval_every=4, eval_size=16, seed=seed, device="cpu"))
 
 
 def test_the_same_seed_gives_the_same_numbers():

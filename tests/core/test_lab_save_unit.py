@@ -19,7 +19,7 @@ from mha_explorer.core.lab.train import TrainSettings, train
 
 def _train(seed: int):
     spec = LabModelSpec(task="copy", vocab=5, n=3, d_model=8, heads=2)
-    return train(spec, TrainSettings(steps=6, batch=4, eval_every=3, eval_size=8, seed=seed))
+    return train(spec, TrainSettings(steps=6, batch=4, eval_every=3, eval_size=8, seed=seed, device="cpu"))
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ from mha_explorer.core.lab.train import TrainSettings, train
 if __name__ == "__main__":
     seed = int(sys.argv[2])
     spec = LabModelSpec(task="copy", vocab=5, n=3, d_model=8, heads=2)
-    run = train(spec, TrainSettings(steps=6, batch=4, eval_every=3, eval_size=8, seed=seed))
+    run = train(spec, TrainSettings(steps=6, batch=4, eval_every=3, eval_size=8, seed=seed, device="cpu"))
     print("ready", flush=True)
     sys.stdin.readline()  # both start saving together
     for _ in range(15):
