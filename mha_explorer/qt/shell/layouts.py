@@ -30,7 +30,7 @@ NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
 # of the screen's width. On 1920×1080 with 8 heads in three columns, 20 pt token axes leave
 # each map about 166 px at 0.55 and 180+ px from 0.6; the diagram keeps the other 40 %
 PRESENT_HEADS_SHARE = 0.6
-SMALL_PRESENT_HEADS_SHARE = 0.36  # below 1600 px the diagram needs the width more
+SMALL_PRESENT_HEADS_SHARE = 0.45  # below 1600 px: the chosen head large over the others
 
 TOP, LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea,
                             Qt.DockWidgetArea.RightDockWidgetArea,

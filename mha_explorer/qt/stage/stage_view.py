@@ -75,6 +75,7 @@ class StageView(QWidget):
         self._small_header = False
         self._sized = False
         self._figure_only = False
+        self._presenting = False
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -178,6 +179,16 @@ class StageView(QWidget):
         self.code_panel.setHorizontalScrollBarPolicy(policy)
         self._place_header()
 
+    def set_presenting(self, on: bool) -> None:
+        """Projector: the title and the formula over a large diagram; the explanation,
+        the scaling numbers and the costs are the teacher's to say (and the desk's to read)."""
+        self._presenting = bool(on)
+        self._show_text()
+        self.header.adjustSize()  # the hidden words give their height back to the diagram
+        self._header_box.updateGeometry()
+        self._sized = False
+        self._share_width()
+
     def _show_head(self, head: int) -> None:
         if self.head_spin.value() != head:
             self.head_spin.blockSignals(True)  # a reflection, not a new request
@@ -238,7 +249,10 @@ class StageView(QWidget):
             widget.setVisible(cfg.H > 1 and not self._figure_only)
         on_input = c.stage == StageId.input
         self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if on_input else "")
-        self._set_note(self.scaling, scaling_note(c.current_trace, c.stage, c.batch_index))
+        self._set_note(self.scaling, "" if self._presenting else
+                       scaling_note(c.current_trace, c.stage, c.batch_index))
+        for words in (self.explanation, self.costs):
+            words.setVisible(not self._presenting)
 
     @staticmethod
     def _set_note(label: QLabel, text: str) -> None:
