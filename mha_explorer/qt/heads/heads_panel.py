@@ -45,6 +45,7 @@ MIN_CELL_PX = 140  # below this a map with its axes and labels stops being reada
 THUMB_MIN_PX = 48  # presentation: every head in sight, however small, beside the large one
 FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # presentation: the focused head's share of the maps' room
 STACKED_FOCUS_STRETCH = 3  # and when the maps are stacked (a narrow panel)
+WIDE_RATIO = 0.85  # a panel at least this wide for its height puts the small maps beside
 FOCUS_WORDS = "rows: query ↓    columns: key →"
 
 
@@ -268,7 +269,7 @@ class HeatmapPanel(QWidget):
 
     def _orient(self) -> None:
         """Side by side in a wide panel, one above the other in a tall one."""
-        wide = self.width() >= 1.15 * self.height() or not self._presenting
+        wide = self.width() >= WIDE_RATIO * self.height() or not self._presenting
         self._pair.setDirection(QBoxLayout.Direction.LeftToRight if wide
                                 else QBoxLayout.Direction.TopToBottom)
         # one above the other, the large map needs most of the height: its names take some
