@@ -41,6 +41,7 @@ TITLE_SCALE, FORMULA_SCALE = 1.4, 1.15
 COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagram
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
+CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -76,6 +77,7 @@ class StageView(QWidget):
         self._sized = False
         self._figure_only = False
         self._presenting = False
+        self._code_wanted = True
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -158,14 +160,24 @@ class StageView(QWidget):
     # code and head ---------------------------------------------------------------------------
     @property
     def code_visible(self) -> bool:
-        return not self.code_panel.isHidden()
+        """Whether the code is wanted beside the diagram (a narrow view still leaves it out)."""
+        return self._code_wanted
 
     def set_code_visible(self, visible: bool) -> None:
         """The code is optional (presentation hides it): without it the header goes
-        above the diagram and the diagram takes the whole width."""
-        self.code_panel.setVisible(bool(visible))
+        above the diagram and the diagram takes the whole width. A view narrower than
+        CODE_ROOM leaves it out until it is wider again: the diagram needs the width more."""
+        self._code_wanted = bool(visible)
+        self._place_code()
+
+    def _code_fits(self) -> bool:
+        return self._figure_only or self.width() >= CODE_ROOM or not self.isVisible()
+
+    def _place_code(self) -> None:
+        shown = self._code_wanted and self._code_fits()
+        self.code_panel.setVisible(shown)
         self._set_compact(self._prefer_compact())
-        self._side_widget.setVisible(bool(visible) or not self._compact)
+        self._side_widget.setVisible(shown or not self._compact)
         self._sized = False
         self._share_width()
 
@@ -336,6 +348,8 @@ class StageView(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if self._code_wanted and self.code_panel.isHidden() == self._code_fits():
+            self._place_code()  # the view crossed CODE_ROOM
         small = self.width() < COMPACT_BELOW
         if small != self._small_header:
             self._small_header = small
