@@ -196,8 +196,7 @@ class StageView(QWidget):
         the scaling numbers and the costs are the teacher's to say (and the desk's to read)."""
         self._presenting = bool(on)
         self._show_text()
-        self.header.adjustSize()  # the hidden words give their height back to the diagram
-        self._header_box.updateGeometry()
+        self._place_header()  # measured again: the hidden words give their height back
         self._sized = False
         self._share_width()
 
