@@ -60,6 +60,17 @@ def probe(screen, folder: Path) -> dict:
         "axis_pt": (cells[0].left_axis.style["tickFont"] or window.font()).pointSizeF()
         if cells else None,
         "map_px": [min(c.vb.width(), c.vb.height()) for c in cells],
+        # the chosen head, large: its map's height and width; every head in sight, unscrolled
+        "focus_px": [window.heatmaps.focus.vb.height(), window.heatmaps.focus.vb.width()],
+        "focus_visible": window.heatmaps.focus.isVisible(),
+        "words": list(WORDS),
+        "maps_visible": len(cells) == 8 and all(not c.visibleRegion().isEmpty() for c in cells),
+        "maps_scroll": window.heatmaps.scroll.verticalScrollBar().isVisible(),
+        "keys_named": list(window.heatmaps.focus_keys.names),
+        "smallest_px": min(window.stage_view.explanation.fontInfo().pixelSize(),
+                           window.stage_view.title.fontInfo().pixelSize(),
+                           window.heatmaps.focus_words.fontInfo().pixelSize(),
+                           window.stage_view.diagram.smallest_text_points() * 96 / 72),
     }
     window.set_presentation(False)
     QTest.qWait(100)

@@ -298,7 +298,7 @@ def test_cells_are_light_and_the_pool_stays_bounded(make_panel, qtbot):
     panel.controller.set_stage("input")  # one map: the cells beyond the pool go
     assert len(panel.cells) == 1
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    assert len(panel.findChildren(HeatmapCell)) == POOL_KEEP
+    assert len(panel.findChildren(HeatmapCell)) == POOL_KEEP + 1  # and presentation's large one
 
 
 def test_only_the_large_view_zooms(make_panel, qtbot):

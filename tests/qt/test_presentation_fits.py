@@ -54,7 +54,18 @@ def test_type_scales_with_the_screen(probed, size):
         assert r[key] >= floor, (key, r)
 
 
-def test_on_1920_by_1080_all_text_reaches_20_points_and_8_maps_180_pixels(probed):
+def test_on_1920_by_1080_all_text_reaches_20_points_and_8_maps_110_pixels(probed):
     r = probed[(1920, 1080)]
     assert min(r["body_pt"], r["diagram_pt"], r["axis_pt"]) >= 20, r
-    assert len(r["map_px"]) == 8 and min(r["map_px"]) >= 180, r
+    # the 8 small maps beside the chosen head's large one
+    assert len(r["map_px"]) == 8 and min(r["map_px"]) >= 110, r
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def test_a_projector_reads_every_head_and_the_chosen_one_large(probed, size):
+    r = probed[size]
+    height = size[1]
+    assert r["smallest_px"] >= 0.025 * height, r  # 2.5 % of the screen's height
+    assert r["focus_visible"] and r["focus_px"][0] >= 0.4 * height, r
+    assert r["maps_visible"] and not r["maps_scroll"], r  # all 8 heads, no scroll bar
+    assert r["keys_named"] == list(r["words"]), r  # every column named, none skipped

@@ -95,3 +95,14 @@ def test_a_first_launch_takes_the_whole_free_screen(qtbot, tmp_path):
     assert area.contains(window.geometry())
     assert window.width() * window.height() >= 0.9 * area.width() * area.height()
     window.close()
+
+
+def test_a_narrow_centre_gives_the_code_s_width_to_the_diagram(qtbot, make_window):
+    window = make_window(size=(1280, 720))
+    view = window.stage_view
+    qtbot.waitUntil(lambda: view.width() < 760 and view.code_panel.isHidden())
+    assert view.diagram.width() >= 0.9 * view.width()
+    assert view.code_visible and window.actions["toggle_code"].isChecked()  # still wanted
+    window.resize(1920, 1080)
+    window.apply_default_layout()
+    qtbot.waitUntil(lambda: view.code_panel.isVisible())  # room again: the code is back

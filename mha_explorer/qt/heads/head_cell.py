@@ -14,7 +14,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen, QTextDocumentFragment
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QImage, QPalette, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.colors import group_color, ink_on
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps
-from mha_explorer.qt.heads.token_axis import TokenAxis
+from mha_explorer.core.display.token_ticks import abbreviate
+from mha_explorer.qt.heads.token_axis import LABEL_GAP_PX, TEXT_SLACK_PX, TokenAxis
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")
@@ -117,6 +118,30 @@ class _MapView(pg.GraphicsView):
         for axis in (self.left_axis, self.bottom_axis):
             axis.linkToView(self.vb)
 
+    def set_axes_shown(self, shown: bool) -> None:
+        """With the axes, or the map alone (a small map beside a large one, whose own axes
+        name the tokens): out of the layout, so the map takes their room."""
+        grid = self.centralLayout
+        for axis, (row, col) in ((self.left_axis, (0, 0)), (self.bottom_axis, (1, 1))):
+            placed = any(grid.itemAt(i) is axis for i in range(grid.count()))
+            if shown and not placed:
+                grid.addItem(axis, row, col)
+                axis.show()
+            elif not shown and placed:
+                grid.removeItem(axis)
+                axis.hide()
+
+    def set_bottom_shown(self, shown: bool) -> None:
+        """The axis under the map, or none (its names drawn elsewhere)."""
+        grid = self.centralLayout
+        placed = any(grid.itemAt(i) is self.bottom_axis for i in range(grid.count()))
+        if shown and not placed:
+            grid.addItem(self.bottom_axis, 1, 1)
+            self.bottom_axis.show()
+        elif not shown and placed:
+            grid.removeItem(self.bottom_axis)
+            self.bottom_axis.hide()
+
     def wheelEvent(self, event) -> None:
         if self._zoomable:
             super().wheelEvent(event)
@@ -176,6 +201,8 @@ class HeatmapCell(QFrame):
         self._lines: list[pg.InfiniteLine] = []
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
         self._title_html = ""
+        self._maps: StageMaps | None = None  # the last maps shown (for a resize's new names)
+        self.name_every_column = False  # cut key names short rather than skip columns
         self._footer_text = ""  # the whole footer; the label may hold its short form
         self._apply_palette()
 
@@ -211,11 +238,26 @@ class HeatmapCell(QFrame):
         # or hidden changes its height), then the bottom axis: its height sets the
         # length of the left one, which decides between names and positions.
         self.layout().activate()
-        self.bottom_axis.set_labels(maps.col_labels if maps.col_kind == "key" else (), 0, cols)
+        self._maps = maps
+        self.bottom_axis.set_labels(self._column_names(maps, cols), 0, cols)
         self.view.centralLayout.activate()
         self.left_axis.set_labels(maps.row_labels, first, rows)
         self.view.centralLayout.activate()
         self._set_lines(maps.column_lines)
+
+    def _column_names(self, maps: StageMaps, cols: int) -> tuple[str, ...]:
+        """The key names under the map; with ``name_every_column`` cut short enough that
+        each column has its own (a large map for a projector), else whole."""
+        names = tuple(maps.col_labels) if maps.col_kind == "key" else ()
+        if not names or not self.name_every_column:
+            return names
+        metrics = QFontMetrics(self.bottom_axis.style["tickFont"] or self.font())
+        pitch = self.vb.width() / max(1, cols) - LABEL_GAP_PX - TEXT_SLACK_PX
+        for chars in range(max(map(len, names)), 1, -1):  # the longest cut that fits a column
+            cut = abbreviate(names, chars)
+            if max(metrics.horizontalAdvance(t) for t in cut) <= pitch:
+                return cut
+        return abbreviate(names, 1)
 
     def _place_footer(self) -> None:
         """The footer on the title's line when both fit the cell's width (a line of
@@ -238,6 +280,10 @@ class HeatmapCell(QFrame):
         super().resizeEvent(event)
         if self._footer_text:
             self._place_footer()
+        if self.name_every_column and self._maps is not None:  # the cut follows the width
+            self.view.centralLayout.activate()
+            self.bottom_axis.set_labels(self._column_names(self._maps, self._extent[2]), 0,
+                                        self._extent[2])
 
     def _set_lines(self, positions: tuple[float, ...]) -> None:
         while len(self._lines) < len(positions):

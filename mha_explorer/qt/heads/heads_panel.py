@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QGridLayout,
@@ -32,6 +33,7 @@ from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_m
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
+from mha_explorer.qt.heads.key_names import KeyNames
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.stage.stage_notes import weights_note
 
@@ -40,6 +42,11 @@ if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
 
 MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
+THUMB_MIN_PX = 48  # presentation: every head in sight, however small, beside the large one
+FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # presentation: the focused head's share of the maps' room
+STACKED_FOCUS_STRETCH = 3  # and when the maps are stacked (a narrow panel)
+WIDE_RATIO = 0.85  # a panel at least this wide for its height puts the small maps beside
+FOCUS_WORDS = "rows: query ↓    columns: key →"
 
 
 def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_CELL_PX,
@@ -90,6 +97,7 @@ class HeatmapPanel(QWidget):
         self._entropy_key: tuple = (None, -1)  # (trace, batch) the cached entropies belong to
         self._entropies: tuple[float, ...] | None = None
         self._figure_only = False  # an export's picture: no controls, no scroll bar
+        self._presenting = False  # projector: the chosen head large, every head small beside it
 
         self._make_controls()
         self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
@@ -129,16 +137,34 @@ class HeatmapPanel(QWidget):
         self.bar_view = ColorBarView()
         self.color_bar = self.bar_view.bar
 
+        # presentation's large map of the chosen head, with the axes named in words
+        self.focus = HeatmapCell(parent=self)
+        self.focus.setObjectName("focused_head")
+        self.focus_keys = KeyNames(self.focus)
+        self.focus.activated.connect(lambda: None)  # it is the chosen head already
+        self.focus_words = QLabel(FOCUS_WORDS, objectName="focused_head_axes")
+        self.focus_box = QWidget(self)
+        focus_column = QVBoxLayout(self.focus_box)
+        focus_column.setContentsMargins(0, 0, 0, 0)
+        focus_column.setSpacing(2)
+        focus_column.addWidget(self.focus_words)
+        focus_column.addWidget(self.focus, 1)
+        focus_column.addWidget(self.focus_keys)
+        self.focus_box.hide()
+
         layout.addWidget(self.caption)
         layout.addWidget(self.weights_note)
         maps_row = nested(layout, QHBoxLayout(), 1)
-        maps_row.addWidget(self.scroll, 1)
+        self._pair = nested(maps_row, QBoxLayout(QBoxLayout.Direction.LeftToRight), 1)
+        self._pair.addWidget(self.focus_box, FOCUS_STRETCH)
+        self._pair.addWidget(self.scroll, THUMBS_STRETCH)
         maps_row.addWidget(self.bar_view)
 
         self.batch_spin.valueChanged.connect(controller.set_batch_index)
         self.tensor_combo.currentIndexChanged.connect(self.refresh)
         self.stretch_check.toggled.connect(self.refresh)
         self.rows_spin.valueChanged.connect(controller.set_rows_from)
+        controller.head_changed.connect(lambda _h: self._show_focus())
         controller.trace_ready.connect(self._on_trace)
         controller.stage_changed.connect(self.refresh)
         controller.batch_index_changed.connect(self._on_batch_index)
@@ -178,10 +204,13 @@ class HeatmapPanel(QWidget):
         """What the hover line says for map ``index`` at (row, col), rows absolute."""
         return self.maps.describe(index, row, col) if self.maps is not None else ""
 
-    def open_head(self, index: int) -> HeadDialog:
+    def open_head(self, index: int) -> HeadDialog | None:
         """Show map ``index`` large, with the top-k keys of a chosen query; the stage
-        diagram draws that head too (the first head of a K/V head's group)."""
+        diagram draws that head too (the first head of a K/V head's group). In
+        presentation the large map beside the others shows it, no dialog."""
         self.controller.set_head(self.head_of_map(index))
+        if self._presenting:
+            return None
         tensor, stretch = self.tensor_combo.currentText(), self.stretch_check.isChecked()
         if self.dialog is None:
             self.dialog = HeadDialog(self.controller, index, tensor, stretch, parent=self)
@@ -198,6 +227,58 @@ class HeatmapPanel(QWidget):
         self.hover_label.setVisible(not on)
         self._layout_grid(force=True)
         self.refresh()
+
+    @property
+    def presenting(self) -> bool:
+        return self._presenting
+
+    def set_presenting(self, on: bool) -> None:
+        """Projector: the chosen head's map large with every row and column named, every
+        head's map small beside (or under) it, all in sight without scrolling; the long
+        caption gives way to them."""
+        self._presenting = bool(on)
+        self.focus_box.setVisible(self._presenting)
+        self.caption.setVisible(not self._presenting)
+        self._show_weights_note(self.controller.config)
+        self._orient()
+        self._layout_grid(force=True)
+        self.refresh()
+
+    def focus_index(self) -> int:
+        """The map of the chosen head (its K/V head's map where maps are per K/V head)."""
+        if self.maps is None or not self.maps.maps:
+            return 0
+        return min(self.head_map_index(self.controller.head), len(self.maps.maps) - 1)
+
+    def head_map_index(self, head: int) -> int:
+        if self.maps is not None and not self.maps.shows_query_heads:
+            return head // self.controller.config.group_size
+        return head
+
+    def _show_focus(self) -> None:
+        if self._presenting and self.maps is not None and self.maps.maps:
+            maps = self.maps
+            self.focus.view.set_axes_shown(True)
+            self.focus.view.set_bottom_shown(maps.col_kind != "key")  # names turned, under it
+            self.focus_keys.set_names(maps.col_labels if maps.col_kind == "key" else ())
+            self.focus.show_map(maps.maps[self.focus_index()], maps)
+            self.focus.show()
+            self.focus_keys.update()
+        elif self._presenting:
+            self.focus.clear("no maps at this stage")
+
+    def _orient(self) -> None:
+        """Side by side in a wide panel, one above the other in a tall one."""
+        wide = self.width() >= WIDE_RATIO * self.height() or not self._presenting
+        self._pair.setDirection(QBoxLayout.Direction.LeftToRight if wide
+                                else QBoxLayout.Direction.TopToBottom)
+        # one above the other, the large map needs most of the height: its names take some
+        self._pair.setStretchFactor(self.focus_box, FOCUS_STRETCH if wide else STACKED_FOCUS_STRETCH)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._presenting:
+            self._orient()
 
     def head_of_map(self, index: int) -> int:
         if self.maps is not None and not self.maps.shows_query_heads:
@@ -219,7 +300,7 @@ class HeatmapPanel(QWidget):
     def _show_weights_note(self, cfg) -> None:
         text = weights_note(cfg)
         self.weights_note.setText(text)
-        self.weights_note.setVisible(bool(text))
+        self.weights_note.setVisible(bool(text) and not self._presenting)
 
     def _on_batch_index(self, b: int) -> None:
         if self.batch_spin.value() != b:
@@ -291,6 +372,7 @@ class HeatmapPanel(QWidget):
         self._grid.activate()  # place new cells now: each map is drawn once, at its size
         for cell, heatmap in zip(self.cells, maps.maps, strict=False):
             cell.show_map(heatmap, maps)
+        self._show_focus()
         self.bar_view.show_scale(maps)  # pushes the same levels to every item
         self.images_updated.emit()
 
@@ -322,7 +404,7 @@ class HeatmapPanel(QWidget):
                 cell.deleteLater()
             del self._pool[keep:]
             self._shown = count
-            self.bar_view.set_items(self.image_items)
+            self.bar_view.set_items([*self.image_items, self.focus.image])
             self._layout_grid(force=True)
 
     def _layout_grid(self, force: bool = False) -> None:
@@ -334,11 +416,16 @@ class HeatmapPanel(QWidget):
         on = Qt.ScrollBarPolicy.ScrollBarAlwaysOn
         bar_px = bar.sizeHint().width()
         width = view.width() + (bar_px if self.scroll.verticalScrollBarPolicy() == on else 0)
-        cols = grid_columns(self._shown, width, view.height(), spacing=spacing)
+        smallest = THUMB_MIN_PX if self._presenting else MIN_CELL_PX
+        for cell in self._pool:
+            cell.setMinimumSize(smallest, smallest)
+            cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
+        cols = grid_columns(self._shown, width, view.height(), min_cell=smallest, spacing=spacing)
         rows = math.ceil(self._shown / cols) if self._shown else 0
-        scrolls = rows * (MIN_CELL_PX + spacing) - spacing > view.height()
+        scrolls = rows * (smallest + spacing) - spacing > view.height()
         if scrolls:  # the bar takes room: fewer columns may fit
-            cols = grid_columns(self._shown, width - bar_px, view.height(), spacing=spacing)
+            cols = grid_columns(self._shown, width - bar_px, view.height(), min_cell=smallest,
+                                spacing=spacing)
         # Show the bar before the cells are placed, not once they have been painted:
         # a bar that appears later narrows every cell and repaints every axis.
         self._laying_out = True

@@ -27,10 +27,10 @@ BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stag
 NARROW_BOTTOM_SHARE = 0.24  # a laptop's 720 rows: the stage needs them more
 SMALL_BOTTOM_SHARE = 0.36  # the heads under the stage need rows for their maps
 NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
-# of the screen's width. On 1920×1080 with 8 heads in three columns, 20 pt token axes leave
-# each map about 166 px at 0.55 and 180+ px from 0.6; the diagram keeps the other 40 %
-PRESENT_HEADS_SHARE = 0.6
-SMALL_PRESENT_HEADS_SHARE = 0.36  # below 1600 px the diagram needs the width more
+# of the screen's width: on 1920×1080 half, the chosen head large with the others beside it,
+# the diagram keeps the other half (its attention grid grows with that width)
+PRESENT_HEADS_SHARE = 0.5
+SMALL_PRESENT_HEADS_SHARE = 0.45  # below 1600 px: the chosen head large over the others
 
 TOP, LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea,
                             Qt.DockWidgetArea.RightDockWidgetArea,

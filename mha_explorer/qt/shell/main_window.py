@@ -209,11 +209,15 @@ class MainWindow(QMainWindow):
         if on == self._presenter.active:
             return
         if on:
+            self.heatmaps.set_presenting(True)  # before the layout, so the maps get their sizes
+            self.stage_view.set_presenting(True)
             self._presenter.enter()
             self.stage_view.diagram.set_type_floor(QApplication.font().pointSizeF())
         else:
             self.stage_view.diagram.set_type_floor(None)
             self._presenter.leave()
+            self.heatmaps.set_presenting(False)
+            self.stage_view.set_presenting(False)
         code = self.actions["toggle_code"]
         code.blockSignals(True)  # a reflection of what presentation did
         code.setChecked(self.stage_view.code_visible)

@@ -41,6 +41,7 @@ TITLE_SCALE, FORMULA_SCALE = 1.4, 1.15
 COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagram
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
+CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -75,6 +76,8 @@ class StageView(QWidget):
         self._small_header = False
         self._sized = False
         self._figure_only = False
+        self._presenting = False
+        self._code_wanted = True
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -157,14 +160,24 @@ class StageView(QWidget):
     # code and head ---------------------------------------------------------------------------
     @property
     def code_visible(self) -> bool:
-        return not self.code_panel.isHidden()
+        """Whether the code is wanted beside the diagram (a narrow view still leaves it out)."""
+        return self._code_wanted
 
     def set_code_visible(self, visible: bool) -> None:
         """The code is optional (presentation hides it): without it the header goes
-        above the diagram and the diagram takes the whole width."""
-        self.code_panel.setVisible(bool(visible))
+        above the diagram and the diagram takes the whole width. A view narrower than
+        CODE_ROOM leaves it out until it is wider again: the diagram needs the width more."""
+        self._code_wanted = bool(visible)
+        self._place_code()
+
+    def _code_fits(self) -> bool:
+        return self._figure_only or self.width() >= CODE_ROOM or not self.isVisible()
+
+    def _place_code(self) -> None:
+        shown = self._code_wanted and self._code_fits()
+        self.code_panel.setVisible(shown)
         self._set_compact(self._prefer_compact())
-        self._side_widget.setVisible(bool(visible) or not self._compact)
+        self._side_widget.setVisible(shown or not self._compact)
         self._sized = False
         self._share_width()
 
@@ -177,6 +190,15 @@ class StageView(QWidget):
         self.code_panel.setVerticalScrollBarPolicy(policy)
         self.code_panel.setHorizontalScrollBarPolicy(policy)
         self._place_header()
+
+    def set_presenting(self, on: bool) -> None:
+        """Projector: the title and the formula over a large diagram; the explanation,
+        the scaling numbers and the costs are the teacher's to say (and the desk's to read)."""
+        self._presenting = bool(on)
+        self._show_text()
+        self._place_header()  # measured again: the hidden words give their height back
+        self._sized = False
+        self._share_width()
 
     def _show_head(self, head: int) -> None:
         if self.head_spin.value() != head:
@@ -238,7 +260,10 @@ class StageView(QWidget):
             widget.setVisible(cfg.H > 1 and not self._figure_only)
         on_input = c.stage == StageId.input
         self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if on_input else "")
-        self._set_note(self.scaling, scaling_note(c.current_trace, c.stage, c.batch_index))
+        self._set_note(self.scaling, "" if self._presenting else
+                       scaling_note(c.current_trace, c.stage, c.batch_index))
+        for words in (self.explanation, self.costs):
+            words.setVisible(not self._presenting)
 
     @staticmethod
     def _set_note(label: QLabel, text: str) -> None:
@@ -322,6 +347,8 @@ class StageView(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if self._code_wanted and self.code_panel.isHidden() == self._code_fits():
+            self._place_code()  # the view crossed CODE_ROOM
         small = self.width() < COMPACT_BELOW
         if small != self._small_header:
             self._small_header = small

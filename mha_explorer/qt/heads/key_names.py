@@ -1,0 +1,67 @@
+"""The key names under a large map, turned upright so that every column keeps its whole
+word (the axis under a map has room for one word in a few when they lie flat)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF
+from PySide6.QtGui import QFontMetrics, QPainter
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+MAX_NAME_CHARS = 12  # a longer word is cut, so the names never take the map's height
+
+
+class KeyNames(QWidget):
+    """Paints ``names`` turned 90°, one under each column of ``cell``'s map."""
+
+    def __init__(self, cell, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("focused_head_keys")
+        self.cell = cell
+        self.names: tuple[str, ...] = ()
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def set_names(self, names) -> None:
+        self.names = tuple(n if len(n) <= MAX_NAME_CHARS else n[:MAX_NAME_CHARS - 1] + "…"
+                           for n in names)
+        metrics = QFontMetrics(self.font())
+        self.setFixedHeight(max((metrics.horizontalAdvance(n) for n in self.names), default=0) + 8)
+        self.setVisible(bool(self.names))
+        self.update()
+
+    def changeEvent(self, event) -> None:  # Qt's API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # presentation's type: measure again
+            self.set_names(self.names)
+
+    def column_centres(self) -> list[float]:
+        """x of each column's centre in this widget, from where the map is drawn."""
+        vb, view = self.cell.vb, self.cell.view
+        centres = []
+        for j in range(len(self.names)):
+            device = vb.mapViewToDevice(QPointF(j, 0))  # in the map view's pixels
+            if device is None:
+                return []
+            spot = view.mapTo(self.window(), QPoint(round(device.x()), 0))
+            centres.append(float(self.mapFrom(self.window(), spot).x()))
+        return centres
+
+    def name_rects(self) -> list[QRectF]:
+        """Where each name is drawn (turned), in this widget's pixels."""
+        metrics = QFontMetrics(self.font())
+        h = metrics.height()
+        return [QRectF(x - h / 2, 4, h, metrics.horizontalAdvance(n))
+                for x, n in zip(self.column_centres(), self.names, strict=False)]
+
+    def paintEvent(self, _event) -> None:  # Qt's API
+        if not self.names:
+            return
+        p = QPainter(self)
+        p.setPen(self.palette().windowText().color())
+        metrics = QFontMetrics(self.font())
+        for x, name in zip(self.column_centres(), self.names, strict=False):
+            p.save()
+            p.translate(x + metrics.ascent() / 2 - metrics.descent() / 2, 4)
+            p.rotate(90)  # reads top to bottom, its first letter next to the map
+            p.drawText(QPointF(0, 0), name)
+            p.restore()
+        p.end()
