@@ -50,7 +50,8 @@ class ScoreGrid(QWidget):
             return
         scores = self.data.prefix_matching  # [layers, H]
         layers, heads = scores.shape
-        label = p.fontMetrics().horizontalAdvance("L18 local") + 8
+        names = [f"L{layer + 1} {kind}" for layer, kind in enumerate(self.data.layer_kinds)]
+        label = max(p.fontMetrics().horizontalAdvance(name) for name in names) + 8  # none cut
         top = p.fontMetrics().lineSpacing() + 4
         cell_w = (self.width() - label) / heads
         cell_h = (self.height() - top) / layers
@@ -61,7 +62,7 @@ class ScoreGrid(QWidget):
             y = top + layer * cell_h
             p.setPen(ink)
             right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-            p.drawText(QRectF(0, y, label - 4, cell_h), right, f"L{layer + 1} {self.data.layer_kinds[layer]}")
+            p.drawText(QRectF(0, y, label - 4, cell_h), right, names[layer])
             for h in range(heads):
                 value = float(scores[layer, h])
                 rgb = lookup_table()[int(round(255 * min(max(value, 0.0), 1.0)))]
