@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfig, sentence_tokens
 from mha_explorer.core.config.edits import merge_edits
 from mha_explorer.core.variants.grouped import gqa_default
-from mha_explorer.core.variants.registry import family_of
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.config_fields import (
     ADVANCED_ROWS,
@@ -39,7 +38,6 @@ from mha_explorer.qt.panels.config_fields import (
     SpaceKeepsFocus,
     describe,
     invalid_kv_note,
-    kv_note,
     matching_preset,
     preset_combo,
     scrolling_form,
@@ -49,6 +47,7 @@ from mha_explorer.qt.panels.config_fields import (
     show_note,
     spin,
 )
+from mha_explorer.qt.panels.head_sharing import show_head_sharing
 
 
 class ControlsPanel(QWidget):
@@ -364,31 +363,6 @@ class ControlsPanel(QWidget):
         self.error_box(error).show_error(error.message, error.suggestions,
                                          self._apply_suggestion)
 
-    def _show_head_sharing(self, cfg: MHAConfig) -> None:
-        """d_k and the MHA / GQA / MQA choice, where the config's family has them; a family
-        that rebuilds keys and values per head (MLA) greys them out and says why."""
-        family = family_of(cfg)
-        shares = all(mode in family.kinds for mode in KV_MODES)
-        self.kv_group.setExclusive(shares)  # none checked is allowed only while none applies
-        for mode, button in self.kv_buttons.items():
-            button.setChecked(shares and mode == self._kv_mode)
-            button.setEnabled(shares)
-            button.setToolTip(KV_TIPS[mode] if shares else
-                              f"Not for {family.title}: {family.kind_tips[family.kind(cfg)]}. "
-                              "Choose MHA under Attention to share key/value heads.")
-        self.kv_spin.setEnabled(shares and self._kv_mode == "GQA")
-        if shares:
-            self.d_k_label.setText(f"d_k = {cfg.d_k:,}")
-            self.d_k_label.setToolTip("d_k = D / H: the width of one head")
-            self.kv_note.setText(kv_note(cfg))
-            return
-        widths = family.widths(cfg)
-        kind = family.kind(cfg)
-        self.d_k_label.setText(f"{kind}: q·k {widths.qk:,}, v {widths.v:,} per head")
-        self.d_k_label.setToolTip(f"{family.title} sets each head's widths itself (its own "
-                                  "fields under Attention), not D / H")
-        self.kv_note.setText(f"No K/V head sharing in {kind}: {family.kind_tips[kind]}")
-
     def _sync(self, cfg: MHAConfig) -> None:
         """Write the config into the controls without treating it as an edit."""
         self._syncing = True
@@ -402,7 +376,7 @@ class ControlsPanel(QWidget):
                 self._kv_mode = ("MHA" if cfg.n_kv_heads is None or cfg.Hkv == cfg.H
                                  else "MQA" if cfg.Hkv == 1 else "GQA")
             set_value(self.kv_spin, cfg.Hkv)
-            self._show_head_sharing(cfg)
+            show_head_sharing(self, cfg, self._kv_mode)
             set_value(self.batch_spin, cfg.batch)
             set_value(self.seq_spin, cfg.T)
             if sentence_tokens(self.sentence_edit.text()) != (cfg.tokens or ()):
