@@ -47,9 +47,3 @@ def elide(text: str, max_chars: int = TOKEN_MAX_CHARS) -> str:
     """``text`` cut to ``max_chars`` characters, the last one "…" when cut."""
     return text if len(text) <= max_chars else text[:max_chars - 1] + "…"
 
-
-def abbreviate(labels: tuple[str, ...], max_chars: int) -> tuple[str, ...]:
-    """Each label cut to ``max_chars`` characters, the cut marked with '…' ('because', 4 ->
-    'bec…'), so every column can keep a name of its own instead of every k-th a whole one."""
-    keep = max(1, max_chars)
-    return tuple(t if len(t) <= keep else t[:max(1, keep - 1)] + "…" for t in labels)

@@ -14,7 +14,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFontMetrics, QImage, QPalette, QPen, QTextDocumentFragment
+from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -26,8 +26,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.colors import group_color, ink_on
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps
-from mha_explorer.core.display.token_ticks import abbreviate
-from mha_explorer.qt.heads.token_axis import LABEL_GAP_PX, TEXT_SLACK_PX, TokenAxis
+from mha_explorer.qt.heads.token_axis import TokenAxis
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")
@@ -201,8 +200,6 @@ class HeatmapCell(QFrame):
         self._lines: list[pg.InfiniteLine] = []
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
         self._title_html = ""
-        self._maps: StageMaps | None = None  # the last maps shown (for a resize's new names)
-        self.name_every_column = False  # cut key names short rather than skip columns
         self._footer_text = ""  # the whole footer; the label may hold its short form
         self._apply_palette()
 
@@ -238,26 +235,11 @@ class HeatmapCell(QFrame):
         # or hidden changes its height), then the bottom axis: its height sets the
         # length of the left one, which decides between names and positions.
         self.layout().activate()
-        self._maps = maps
-        self.bottom_axis.set_labels(self._column_names(maps, cols), 0, cols)
+        self.bottom_axis.set_labels(maps.col_labels if maps.col_kind == "key" else (), 0, cols)
         self.view.centralLayout.activate()
         self.left_axis.set_labels(maps.row_labels, first, rows)
         self.view.centralLayout.activate()
         self._set_lines(maps.column_lines)
-
-    def _column_names(self, maps: StageMaps, cols: int) -> tuple[str, ...]:
-        """The key names under the map; with ``name_every_column`` cut short enough that
-        each column has its own (a large map for a projector), else whole."""
-        names = tuple(maps.col_labels) if maps.col_kind == "key" else ()
-        if not names or not self.name_every_column:
-            return names
-        metrics = QFontMetrics(self.bottom_axis.style["tickFont"] or self.font())
-        pitch = self.vb.width() / max(1, cols) - LABEL_GAP_PX - TEXT_SLACK_PX
-        for chars in range(max(map(len, names)), 1, -1):  # the longest cut that fits a column
-            cut = abbreviate(names, chars)
-            if max(metrics.horizontalAdvance(t) for t in cut) <= pitch:
-                return cut
-        return abbreviate(names, 1)
 
     def _place_footer(self) -> None:
         """The footer on the title's line when both fit the cell's width (a line of
@@ -280,10 +262,6 @@ class HeatmapCell(QFrame):
         super().resizeEvent(event)
         if self._footer_text:
             self._place_footer()
-        if self.name_every_column and self._maps is not None:  # the cut follows the width
-            self.view.centralLayout.activate()
-            self.bottom_axis.set_labels(self._column_names(self._maps, self._extent[2]), 0,
-                                        self._extent[2])
 
     def _set_lines(self, positions: tuple[float, ...]) -> None:
         while len(self._lines) < len(positions):

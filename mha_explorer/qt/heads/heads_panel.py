@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QCheckBox,
     QComboBox,
     QGridLayout,
@@ -31,9 +30,9 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.qt.heads.focused_head import PresentingMaps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
-from mha_explorer.qt.heads.key_names import KeyNames
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.stage.stage_notes import weights_note
 
@@ -43,10 +42,6 @@ if TYPE_CHECKING:
 
 MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
 THUMB_MIN_PX = 48  # presentation: every head in sight, however small, beside the large one
-FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # presentation: the focused head's share of the maps' room
-STACKED_FOCUS_STRETCH = 3  # and when the maps are stacked (a narrow panel)
-WIDE_RATIO = 0.85  # a panel at least this wide for its height puts the small maps beside
-FOCUS_WORDS = "rows: query ↓    columns: key →"
 
 
 def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_CELL_PX,
@@ -72,7 +67,7 @@ def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_
 POOL_KEEP = 32  # cells kept beyond what is shown
 
 
-class HeatmapPanel(QWidget):
+class HeatmapPanel(PresentingMaps, QWidget):
     """One map per head for the current stage and batch element.
 
     Public for the main window and the tests: ``cells`` (the visible cells, in
@@ -137,27 +132,10 @@ class HeatmapPanel(QWidget):
         self.bar_view = ColorBarView()
         self.color_bar = self.bar_view.bar
 
-        # presentation's large map of the chosen head, with the axes named in words
-        self.focus = HeatmapCell(parent=self)
-        self.focus.setObjectName("focused_head")
-        self.focus_keys = KeyNames(self.focus)
-        self.focus.activated.connect(lambda: None)  # it is the chosen head already
-        self.focus_words = QLabel(FOCUS_WORDS, objectName="focused_head_axes")
-        self.focus_box = QWidget(self)
-        focus_column = QVBoxLayout(self.focus_box)
-        focus_column.setContentsMargins(0, 0, 0, 0)
-        focus_column.setSpacing(2)
-        focus_column.addWidget(self.focus_words)
-        focus_column.addWidget(self.focus, 1)
-        focus_column.addWidget(self.focus_keys)
-        self.focus_box.hide()
-
         layout.addWidget(self.caption)
         layout.addWidget(self.weights_note)
         maps_row = nested(layout, QHBoxLayout(), 1)
-        self._pair = nested(maps_row, QBoxLayout(QBoxLayout.Direction.LeftToRight), 1)
-        self._pair.addWidget(self.focus_box, FOCUS_STRETCH)
-        self._pair.addWidget(self.scroll, THUMBS_STRETCH)
+        self._make_pair(maps_row)  # the grid, and beside it presentation's large map
         maps_row.addWidget(self.bar_view)
 
         self.batch_spin.valueChanged.connect(controller.set_batch_index)
@@ -227,58 +205,6 @@ class HeatmapPanel(QWidget):
         self.hover_label.setVisible(not on)
         self._layout_grid(force=True)
         self.refresh()
-
-    @property
-    def presenting(self) -> bool:
-        return self._presenting
-
-    def set_presenting(self, on: bool) -> None:
-        """Projector: the chosen head's map large with every row and column named, every
-        head's map small beside (or under) it, all in sight without scrolling; the long
-        caption gives way to them."""
-        self._presenting = bool(on)
-        self.focus_box.setVisible(self._presenting)
-        self.caption.setVisible(not self._presenting)
-        self._show_weights_note(self.controller.config)
-        self._orient()
-        self._layout_grid(force=True)
-        self.refresh()
-
-    def focus_index(self) -> int:
-        """The map of the chosen head (its K/V head's map where maps are per K/V head)."""
-        if self.maps is None or not self.maps.maps:
-            return 0
-        return min(self.head_map_index(self.controller.head), len(self.maps.maps) - 1)
-
-    def head_map_index(self, head: int) -> int:
-        if self.maps is not None and not self.maps.shows_query_heads:
-            return head // self.controller.config.group_size
-        return head
-
-    def _show_focus(self) -> None:
-        if self._presenting and self.maps is not None and self.maps.maps:
-            maps = self.maps
-            self.focus.view.set_axes_shown(True)
-            self.focus.view.set_bottom_shown(maps.col_kind != "key")  # names turned, under it
-            self.focus_keys.set_names(maps.col_labels if maps.col_kind == "key" else ())
-            self.focus.show_map(maps.maps[self.focus_index()], maps)
-            self.focus.show()
-            self.focus_keys.update()
-        elif self._presenting:
-            self.focus.clear("no maps at this stage")
-
-    def _orient(self) -> None:
-        """Side by side in a wide panel, one above the other in a tall one."""
-        wide = self.width() >= WIDE_RATIO * self.height() or not self._presenting
-        self._pair.setDirection(QBoxLayout.Direction.LeftToRight if wide
-                                else QBoxLayout.Direction.TopToBottom)
-        # one above the other, the large map needs most of the height: its names take some
-        self._pair.setStretchFactor(self.focus_box, FOCUS_STRETCH if wide else STACKED_FOCUS_STRETCH)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if self._presenting:
-            self._orient()
 
     def head_of_map(self, index: int) -> int:
         if self.maps is not None and not self.maps.shows_query_heads:

@@ -376,7 +376,7 @@ class ControlsPanel(QWidget):
                 self._kv_mode = ("MHA" if cfg.n_kv_heads is None or cfg.Hkv == cfg.H
                                  else "MQA" if cfg.Hkv == 1 else "GQA")
             set_value(self.kv_spin, cfg.Hkv)
-            show_head_sharing(self, cfg)
+            show_head_sharing(self, cfg, self._kv_mode)
             set_value(self.batch_spin, cfg.batch)
             set_value(self.seq_spin, cfg.T)
             if sentence_tokens(self.sentence_edit.text()) != (cfg.tokens or ()):

@@ -1,31 +1,32 @@
-"""The configuration dock's d_k and MHA / GQA / MQA controls, as the config's attention family
-allows them: a family that builds its keys and values per head (MLA) greys them out with why."""
+"""d_k and the MHA / GQA / MQA choice in the configuration form, for the config's family of
+attention: shown where they apply, greyed out with the reason where they do not (MLA)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.variants.registry import family_of
 from mha_explorer.qt.panels.config_fields import KV_MODES, KV_TIPS, kv_note
 
 if TYPE_CHECKING:
-    from mha_explorer.core.config import MHAConfig
     from mha_explorer.qt.panels.configuration import ControlsPanel
 
 
-def show_head_sharing(panel: ControlsPanel, cfg: MHAConfig) -> None:
-    """d_k and the MHA / GQA / MQA choice, where the config's family has them; a family
-    that rebuilds keys and values per head (MLA) greys them out and says why."""
+def show_head_sharing(panel: ControlsPanel, cfg: MHAConfig, kv_mode: str) -> None:
+    """d_k and the MHA / GQA / MQA choice (``kv_mode`` the one picked), where the config's
+    family has them; a family that rebuilds keys and values per head (MLA) greys them out
+    and says why."""
     family = family_of(cfg)
     shares = all(mode in family.kinds for mode in KV_MODES)
     panel.kv_group.setExclusive(shares)  # none checked is allowed only while none applies
     for mode, button in panel.kv_buttons.items():
-        button.setChecked(shares and mode == panel._kv_mode)
+        button.setChecked(shares and mode == kv_mode)
         button.setEnabled(shares)
         button.setToolTip(KV_TIPS[mode] if shares else
                           f"Not for {family.title}: {family.kind_tips[family.kind(cfg)]}. "
                           "Choose MHA under Attention to share key/value heads.")
-    panel.kv_spin.setEnabled(shares and panel._kv_mode == "GQA")
+    panel.kv_spin.setEnabled(shares and kv_mode == "GQA")
     if shares:
         panel.d_k_label.setText(f"d_k = {cfg.d_k:,}")
         panel.d_k_label.setToolTip("d_k = D / H: the width of one head")
