@@ -97,12 +97,15 @@ def test_a_folder_with_other_files_is_not_replaced(runs, tmp_path):
 
 SAVER = '''
 import sys
+from mha_explorer.core.lab import store
 from mha_explorer.core.lab.model import LabModelSpec
 from mha_explorer.core.lab.store import save_run
 from mha_explorer.core.lab.train import TrainSettings, train
 
 if __name__ == "__main__":
     seed = int(sys.argv[2])
+    if sys.argv[3] == "no-exchange":  # as on a system without renameat2's exchange
+        store._exchange = lambda a, b: False
     spec = LabModelSpec(task="copy", vocab=5, n=3, d_model=8, heads=2)
     run = train(spec, TrainSettings(steps=6, batch=4, eval_every=3, eval_size=8, seed=seed, device="cpu"))
     print("ready", flush=True)
@@ -112,12 +115,15 @@ if __name__ == "__main__":
 '''
 
 
-def test_two_processes_saving_again_and_again_leave_a_run_that_loads(tmp_path):
+@pytest.mark.parametrize("swap", ["exchange", "no-exchange"])
+def test_two_processes_saving_again_and_again_leave_a_run_that_loads(tmp_path, swap):
     script = tmp_path / "saver.py"
     script.write_text(SAVER)
     folder = tmp_path / "shared"
-    procs = [subprocess.Popen([sys.executable, str(script), str(folder), str(seed)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
+    procs = [subprocess.Popen([sys.executable, str(script), str(folder), str(seed), swap],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+             for seed in (1, 2)]
     for p in procs:
         assert p.stdout.readline().strip() == "ready", p.stderr.read()
     for p in procs:

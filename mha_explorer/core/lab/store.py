@@ -29,6 +29,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,6 +145,42 @@ def save_run(run: LabRun, folder: str | os.PathLike, extra: dict | None = None) 
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in run.model.state_dict().items()}
     weights = save_tensors(tensors)
     meta = run_meta(run, extra, hashlib.sha256(weights).hexdigest())
+    # one save at a time in this parent folder, across processes: two saves of one run moving
+    # folders aside at once (where no one-step swap exists) or sweeping up each other's fresh
+    # temporary folders as stale would lose a run
+    with _parent_locked(folder.parent):
+        _save_locked(folder, weights, meta)
+    return folder
+
+
+_HELD = threading.local()  # how deep this thread is in saves holding their parent's lock
+
+
+@contextlib.contextmanager
+def _parent_locked(parent: Path):
+    """An exclusive lock on the parent folder, shared by every process saving into it; a save
+    started inside another on the same thread (a callback) already holds it."""
+    if getattr(_HELD, "depth", 0):
+        _HELD.depth += 1
+        try:
+            yield
+        finally:
+            _HELD.depth -= 1
+        return
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _HELD.depth = 1
+        try:
+            yield
+        finally:
+            _HELD.depth = 0
+    finally:
+        os.close(fd)
+
+
+def _save_locked(folder: Path, weights: bytes, meta: dict) -> None:
+    """The save itself, with the parent folder locked (see save_run)."""
     temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=TEMP_SUFFIX, dir=folder.parent))
     lock = os.open(temp, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -162,7 +199,6 @@ def save_run(run: LabRun, folder: str | os.PathLike, extra: dict | None = None) 
         if temp.exists() and not temp.is_symlink():
             shutil.rmtree(temp, ignore_errors=True)  # an interrupted save leaves nothing
     _remove_stale(folder)
-    return folder
 
 
 # loading ----------------------------------------------------------------------
