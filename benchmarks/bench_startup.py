@@ -101,7 +101,7 @@ def bench_in_process(repeat: int) -> None:
 
     tick.timeout.connect(on_tick)
     # recorded on the worker thread the moment the engine returns, before any view renders
-    ctrl._worker.finished.connect(lambda *_: finished_at.append(time.perf_counter()),
+    ctrl.jobs._runner.finished.connect(lambda *_: finished_at.append(time.perf_counter()),
                                   Qt.ConnectionType.DirectConnection)
     ctrl.trace_ready.connect(loop.quit)
     ctrl.trace_failed.connect(loop.quit)

@@ -90,6 +90,10 @@ class KVCompareTable(QWidget):
             f"KV cache for D = {cfg.d_model:,}, H = {cfg.H}, S = {cfg.S:,}, B = {cfg.batch}, {cfg.dtype}; "
             + (f"whole model: {self.layers} layers" if self.layers > 1 else "one layer")
             + ". The last column is the cache per sequence against MHA's.")
+        header = self.table.horizontalHeader()
+        # sized once after the fill: sizing to contents on every setItem measured every cell
+        # again each time (about 0.1 s an edit, the most of what an edit cost)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):
             exact = (None, None, None, row.per_token, row.tokens, row.per_sequence, row.per_batch,
@@ -108,5 +112,5 @@ class KVCompareTable(QWidget):
                     item.setToolTip("bytes per sequence against MHA's "
                                     "(a window and a latent cache save here)")
                 self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setCurrentCell(-1, -1)  # nothing to select or edit: no focus frame on a cell
