@@ -64,26 +64,12 @@ def default_settings_file() -> Path:
 
 
 def read_regular_file(path: Path) -> bytes | None:
-    """The bytes of ``path``; None when it does not exist. OSError when it is not a
-    regular file (checked on the opened file, so nothing can be swapped in between)
-    or cannot be read. Opened non-blocking and without following a link."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    """The bytes of ``path``; None when it does not exist. OSError when it is not a small
+    regular file (safe_files.read_regular: non-blocking, no link followed)."""
     try:
-        fd = os.open(path, flags)
+        return safe_files.read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, f"{path} is not a regular file", str(path))
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_FILE_BYTES:
-                raise OSError(errno.EFBIG, f"{path} is too large for a settings file", str(path))
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _discard_copy(holder: list, folder: str, lock_fd: int | None) -> None:
