@@ -6,8 +6,10 @@ from __future__ import annotations
 import threading
 
 import pytest
+from PySide6.QtWidgets import QProgressBar, QPushButton
 
 from mha_explorer.core.errors import Cancelled
+from mha_explorer.qt.job_controls import JobControls
 from mha_explorer.qt.jobs import JobKind, Jobs
 from mha_explorer.qt.shell.job_progress import SHOW_AFTER_MS, JobProgressView, words_for
 
@@ -88,5 +90,25 @@ def test_the_window_announces_its_docks_work(make_window, qtbot):
         assert view.isVisibleTo(window)
         view.cancel_button.click()
         qtbot.waitUntil(lambda: JobKind.induction not in view.kinds, timeout=10_000)
+    finally:
+        release.set()
+
+
+def test_a_views_run_button_comes_back_when_the_status_bar_cancels_its_job(own_jobs, qtbot):
+    """The status bar's Cancel stops a dock's job without the dock's own button: the dock must
+    still give its Run button back and hide its bar."""
+    jobs, status = own_jobs
+    run, cancel, bar = QPushButton("Run"), QPushButton("Cancel"), QProgressBar()
+    for widget in (run, cancel, bar):
+        qtbot.addWidget(widget)
+    controls = JobControls(jobs, JobKind.induction, run, cancel, bar)
+    release = threading.Event()
+    try:
+        controls.started(jobs.submit(JobKind.induction, long_work, release, cancellable=True))
+        assert not run.isEnabled() and cancel.isEnabled()
+        qtbot.waitUntil(lambda: JobKind.induction in status.kinds, timeout=SHOW_AFTER_MS + 10_000)
+        with qtbot.waitSignal(jobs.cancelled, timeout=10_000):
+            status.cancel_button.click()
+        assert run.isEnabled() and not cancel.isEnabled() and bar.isHidden()
     finally:
         release.set()

@@ -26,7 +26,8 @@ from mha_explorer.core.display.decoder import DecoderGeneration
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.colormaps import lookup_table
-from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind, JobProgress
+from mha_explorer.qt.job_controls import JobControls
+from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
@@ -163,10 +164,10 @@ class DecoderPanel(QWidget):
         self.generate_button = QPushButton("Generate", objectName="decoder_generate")
         self.generate_button.setToolTip("Greedy generation after the sentence, with the model's "
                                         "real KV cache")
-        self.cancel_button = QPushButton("Cancel", objectName="decoder_cancel", enabled=False)
+        self.cancel_button = QPushButton("Cancel", objectName="decoder_cancel")
         self.back_button = QPushButton("◀ step", objectName="decoder_back")
         self.next_button = QPushButton("step ▶", objectName="decoder_next")
-        self.progress = QProgressBar(objectName="decoder_progress", maximum=1000, visible=False)
+        self.progress = QProgressBar(objectName="decoder_progress")
         self.note = QLabel(objectName="decoder_note", wordWrap=True)
         for widget, name, tip in (
                 (self.steps_spin, "Tokens to generate",
@@ -191,10 +192,10 @@ class DecoderPanel(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.back_button.clicked.connect(lambda: self.view.set_step(self.view.step() - 1))
         self.next_button.clicked.connect(lambda: self.view.set_step(self.view.step() + 1))
+        self.controls = JobControls(jobs, JobKind.generate, self.generate_button, self.cancel_button,
+                                    self.progress)
         jobs.done.connect(self._on_done)
         jobs.failed.connect(self._on_failed)
-        jobs.progressed.connect(self._on_progress)
-        jobs.cancelled.connect(lambda job: self._finish() if job.kind == JobKind.generate else None)
 
     def generate(self) -> None:
         cfg = self._controller.config
@@ -206,31 +207,17 @@ class DecoderPanel(QWidget):
 
         words = runtime.words_of(cfg.tokens, (model,))
         text = " ".join(words or ())
-        self._jobs.submit(JobKind.generate, _generate, model.key, text, self.steps_spin.value(), cfg.layer,
-                          cancellable=True)
-        self.generate_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.progress.setValue(0)
-        self.progress.show()
+        self.controls.started(self._jobs.submit(JobKind.generate, _generate, model.key, text,
+                                                self.steps_spin.value(), cfg.layer, cancellable=True))
         self.note.setText(f"{model.name} is writing {self.steps_spin.value()} tokens…")
 
     def cancel(self) -> None:
-        self._jobs.cancel(JobKind.generate)
+        self.controls.cancel()
         self.note.setText("Generation cancelled.")
-        self._finish()
-
-    def _finish(self) -> None:
-        self.generate_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.hide()
-
-    def _on_progress(self, progress: JobProgress) -> None:
-        if progress.kind == JobKind.generate:
-            self.progress.setValue(int(1000 * progress.fraction))
 
     def _on_done(self, done: JobDone) -> None:
         if done.kind == JobKind.generate and isinstance(done.result, DecoderGeneration):
-            self._finish()
+            self.controls.finish()
             gen = done.result
             self.view.set_generation(gen)
             mean = 1000 * sum(s.seconds for s in gen.steps) / max(len(gen.steps), 1)
@@ -239,5 +226,5 @@ class DecoderPanel(QWidget):
 
     def _on_failed(self, failed: JobFailed) -> None:
         if failed.kind == JobKind.generate:
-            self._finish()
+            self.controls.finish()
             self.note.setText(f"Not generated: {failed.message}")

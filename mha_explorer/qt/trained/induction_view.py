@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QV
 from mha_explorer.core.display.decoder import InductionData
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.qt.colormaps import lookup_table
-from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind, JobProgress
+from mha_explorer.qt.job_controls import JobControls
+from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
@@ -84,8 +85,8 @@ class InductionView(QWidget):
         self._controller, self._jobs = controller, jobs
         self.run_button = QPushButton(f"Repeat {REPEATED} random tokens", objectName="induction_run")
         self.run_button.setToolTip("Show the model random tokens twice and find the heads that copy")
-        self.cancel_button = QPushButton("Cancel", objectName="induction_cancel", enabled=False)
-        self.progress = QProgressBar(objectName="induction_progress", maximum=1000, visible=False)
+        self.cancel_button = QPushButton("Cancel", objectName="induction_cancel")
+        self.progress = QProgressBar(objectName="induction_progress")
         self.summary = QLabel(objectName="induction_summary", wordWrap=True)
         self.grid = ScoreGrid()
         self.run_button.setAccessibleName("Find induction heads")
@@ -100,40 +101,28 @@ class InductionView(QWidget):
         layout.addWidget(self.grid, 1)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
+        self.controls = JobControls(jobs, JobKind.induction, self.run_button, self.cancel_button,
+                                    self.progress)
         jobs.done.connect(self._on_done)
         jobs.failed.connect(self._on_failed)
-        jobs.progressed.connect(self._on_progress)
 
     def run(self) -> None:
         model = model_named(self._controller.config.weights)
         if model is None or not model.causal:
             self.summary.setText("Choose a trained decoder under Weights to look for its induction heads.")
             return
-        self._jobs.submit(JobKind.induction, _induction, model.key, REPEATED, cancellable=True)
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.progress.setValue(0)
-        self.progress.show()
+        self.controls.started(self._jobs.submit(JobKind.induction, _induction, model.key, REPEATED,
+                                                cancellable=True))
         self.summary.setText(f"Reading {REPEATED} random tokens twice through every layer…")
 
     def cancel(self) -> None:
-        self._jobs.cancel(JobKind.induction)
+        self.controls.cancel()
         self.summary.setText("Cancelled.")
-        self._finish()
-
-    def _finish(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.hide()
-
-    def _on_progress(self, progress: JobProgress) -> None:
-        if progress.kind == JobKind.induction:
-            self.progress.setValue(int(1000 * progress.fraction))
 
     def _on_done(self, done: JobDone) -> None:
         if done.kind != JobKind.induction or not isinstance(done.result, InductionData):
             return
-        self._finish()
+        self.controls.finish()
         d = done.result
         layer, head, score = d.best
         self.summary.setText(
@@ -145,5 +134,5 @@ class InductionView(QWidget):
 
     def _on_failed(self, failed: JobFailed) -> None:
         if failed.kind == JobKind.induction:
-            self._finish()
+            self.controls.finish()
             self.summary.setText(f"Not computed: {failed.message}")
