@@ -156,10 +156,10 @@ PROGRESS_STEPS = 100  # the bar counts per cent
 def say_how_long(config, device: str) -> None:
     """On stderr, before a computation of every query row of a long sequence: its FLOPs and
     the time they take at this machine's measured speed."""
-    from mha_explorer.core.engine.speed import flops_per_second
+    from mha_explorer.core.engine.speed import every_row_seconds
 
     flops = build_plan(config).total_flops
-    seconds = flops / flops_per_second(device)
+    seconds = every_row_seconds(config, device)
     print(f"mha-explorer: note: a stage after the softmax needs every one of the {config.T:,} query "
           f"rows: {format_count(flops)} FLOPs, about {format_duration(seconds)} on this machine "
           "(stages up to the softmax alone draw only the rows shown)", file=sys.stderr)

@@ -11,7 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.plan.memory import picked_rows
 from mha_explorer.core.stages.trace import Trace
+from mha_explorer.core.variants.registry import family_of
+
+# Every row of a sequence longer than its maps show is computed only when that likely takes
+# at most this long. The trace's bar appears after 0.3 s; a wait of up to two seconds with a
+# bar passes as the ordinary cost of an edit, while a longer one would be spent on rows no
+# map draws (the maps show at most SHOWN_MAX_ROWS of them). Past it the maps' rows alone are
+# computed, exactly, and a stage after the softmax offers every row with its likely time.
+ROWS_AFTER_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -20,6 +29,15 @@ class ComputeRequest:
     show_batch: int = 0
     show_rows_from: int = 0
     budget_bytes: int | None = None
+    # None: every row, whatever it costs; else the seconds of an every-row run past which a
+    # long sequence computes only the rows its maps show (see ROWS_AFTER_S)
+    rows_after_s: float | None = None
+
+
+def draws_picked_rows(cfg: MHAConfig) -> bool:
+    """Whether ``cfg``'s maps can show only some of its query rows (a long sequence) and
+    its family can compute just those; a family computed whole never can."""
+    return not family_of(cfg).computed_whole and len(picked_rows(cfg)) < cfg.T
 
 
 # (request, cancel, progress) -> Trace: what the window's trace job calls
@@ -41,8 +59,19 @@ def warm_up() -> float:
 
 def run_engine(request: ComputeRequest, cancel: Callable[[], bool],
                progress: Callable[[float], None]) -> Trace:
-    """The one place the window calls the engine: a request becomes engine arguments."""
-    return load_engine().run(
-        request.config, budget_bytes=request.budget_bytes, show_batch=request.show_batch,
-        show_rows_from=request.show_rows_from, cancel=cancel, progress=progress,
-    )
+    """The one place the window calls the engine: a request becomes engine arguments. A
+    long sequence whose every-row run would likely outlast ``rows_after_s`` computes only
+    the rows its maps show (the engine's mode "rows"); the trace carries that likely time."""
+    engine = load_engine()
+    cfg = request.config
+    fields = dict(budget_bytes=request.budget_bytes, show_batch=request.show_batch, cancel=cancel,
+                  progress=progress)
+    if request.rows_after_s is not None and draws_picked_rows(cfg):
+        from mha_explorer.core.engine.speed import every_row_seconds  # torch
+
+        seconds = every_row_seconds(cfg, engine.resolve_device(cfg.device))
+        if seconds > request.rows_after_s:
+            trace = engine.run(cfg, mode="rows", **fields)
+            trace.every_row_seconds = seconds
+            return trace
+    return engine.run(cfg, show_rows_from=request.show_rows_from, **fields)

@@ -21,7 +21,7 @@ from mha_explorer.core.stages.catalog import carry_stage
 from mha_explorer.core.stages.trace import Trace, current_trace
 from mha_explorer.core.text.tables import STAGE_LABELS
 from mha_explorer.qt.budget import BudgetMixin
-from mha_explorer.qt.compute import ComputeRequest, RunFunction, run_engine, warm_up
+from mha_explorer.qt.compute import ROWS_AFTER_S, ComputeRequest, RunFunction, run_engine, warm_up
 from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, Jobs
 
 DEBOUNCE_MS = 150
@@ -46,8 +46,11 @@ class Controller(BudgetMixin, QObject):
     status_changed = Signal(str)
 
     def __init__(self, config: MHAConfig | None = None, *, budget_bytes: int | None = None,
-                 run: RunFunction | None = None, parent: QObject | None = None) -> None:
-        """``run`` replaces the engine call on the jobs' thread (see compute.run_engine)."""
+                 run: RunFunction | None = None, rows_after_s: float | None = ROWS_AFTER_S,
+                 parent: QObject | None = None) -> None:
+        """``run`` replaces the engine call on the jobs' thread (see compute.run_engine).
+        ``rows_after_s``: a long sequence whose every-row run would likely take longer computes
+        only the rows its maps show (None: always every row); see compute.ROWS_AFTER_S."""
         super().__init__(parent)
         self._config = config or MHAConfig()
         self._plan = build_plan(self._config)
@@ -61,6 +64,8 @@ class Controller(BudgetMixin, QObject):
         self._budget = budget_bytes
         self.settings_warnings: list[str] = []  # bad environment values, said beside every result
         self._computing = False
+        self._rows_after_s = rows_after_s
+        self._every_row = False  # asked for every row of this config, whatever it costs
 
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._on_debounce)
@@ -150,6 +155,7 @@ class Controller(BudgetMixin, QObject):
             self._batch_index = 0
             self.batch_index_changed.emit(0)
         self._rows_from = 0
+        self._every_row = False  # a new config is judged by its own likely time
         moved = stage != self._stage
         self._stage = stage
         if self._head >= cfg.H:
@@ -201,7 +207,8 @@ class Controller(BudgetMixin, QObject):
         self._computing = True
         self.compute_started.emit()
         request = ComputeRequest(self._config, show_batch=self._batch_index, show_rows_from=self._rows_from,
-                                 budget_bytes=self._request_budget())
+                                 budget_bytes=self._request_budget(),
+                                 rows_after_s=None if self._every_row else self._rows_after_s)
         self.jobs.submit(JobKind.trace, self._compute, request, cancellable=True)
 
     def _compute(self, request: ComputeRequest, *, cancel, progress) -> Trace:
@@ -243,8 +250,15 @@ class Controller(BudgetMixin, QObject):
         if progress.kind == JobKind.trace:
             self.compute_progressed.emit(progress.fraction)
 
+    def compute_every_row(self) -> None:
+        """Compute every query row of the config on screen (a stage after the softmax needs
+        them), however long it likely takes; the status bar shows its progress and Cancel."""
+        self._every_row = True
+        self.request_compute(immediate=True)
+
     def cancel(self) -> None:
         """Stop the run in flight; the last trace stays on screen."""
+        self._every_row = False  # what is on screen stays what later runs compute
         self._debounce.stop()
         self._pending = False
         self.jobs.cancel(JobKind.trace)

@@ -44,6 +44,8 @@ class Trace:
     notes: tuple[str, ...] = ()
     output_norms: tuple[float, ...] = field(default=())  # ||Y[b]|| for every b
     row_ids: tuple[int, ...] | None = None  # rows mode: the query rows kept, in order
+    # rows mode, when the caller estimated it: the likely seconds of computing every row
+    every_row_seconds: float | None = None
 
     @property
     def shown_rows(self) -> tuple[int, ...]:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.qt.every_row import EveryRowBar
 from mha_explorer.qt.heads.focused_head import PresentingMaps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
@@ -133,6 +134,8 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.color_bar = self.bar_view.bar
 
         layout.addWidget(self.caption)
+        self.every_row = EveryRowBar(controller)  # a stage past the softmax of picked rows
+        layout.addWidget(self.every_row)
         layout.addWidget(self.weights_note)
         maps_row = nested(layout, QHBoxLayout(), 1)
         self._make_pair(maps_row)  # the grid, and beside it presentation's large map
@@ -203,6 +206,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         the controls, no hover line, no scroll bar."""
         self._figure_only = bool(on)
         self.hover_label.setVisible(not on)
+        self.every_row.button.setVisible(not on)  # a picture says the cost, offers nothing
         self._layout_grid(force=True)
         self.refresh()
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.units import format_bytes, format_count
+from mha_explorer.qt.every_row import EveryRowBar
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.stage import diagram_style as style
@@ -108,8 +109,9 @@ class StageView(QWidget):
         top_row.addWidget(self.counter, 1)
         top_row.addWidget(self.head_label)
         top_row.addWidget(self.head_spin)
+        self.every_row = EveryRowBar(controller)  # a stage past the softmax of picked rows
         for widget in (self.title, self.formula, self.explanation, self.sentence, self.scaling,
-                       self.costs):
+                       self.every_row, self.costs):
             header.addWidget(widget)
         self._header_box = self._scrolling_box()
 
@@ -186,6 +188,7 @@ class StageView(QWidget):
         self._figure_only = bool(on)
         for widget in (self.head_label, self.head_spin):
             widget.setVisible(not on and self._controller.config.H > 1)
+        self.every_row.button.setVisible(not on)  # a picture says the cost, offers nothing
         policy = Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on else Qt.ScrollBarPolicy.ScrollBarAsNeeded
         self.code_panel.setVerticalScrollBarPolicy(policy)
         self.code_panel.setHorizontalScrollBarPolicy(policy)
