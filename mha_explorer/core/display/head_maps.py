@@ -54,6 +54,11 @@ class StageMaps:
     d_k: int = 0  # for naming merged columns (head, index within head)
     masked: bool = False  # some cells are masked (NaN): draw the hatch behind them
     empty_reason: str = ""  # set when the trace holds nothing to draw here
+    row_positions: tuple[int, ...] = ()  # rows spread over a sequence: each map row's query
+
+    def position(self, row: int) -> int:
+        """The sequence position of map row ``row`` (rows are positions unless picked)."""
+        return self.row_positions[row - self.row_start] if self.row_positions else row
 
     @property
     def shows_query_heads(self) -> bool:
@@ -66,7 +71,7 @@ class StageMaps:
         """'head 2 · query 'cat' (3) → key 'sat' (5) · weight 0.1234567'."""
         cell = self.maps[index]
         value = cell.image[row - self.row_start, col]
-        where = f"{self.row_kind} '{self.row_label(row)}' ({row})"
+        where = f"{self.row_kind} '{self.row_label(row)}' ({self.position(row):,})"
         if self.col_kind == "key":
             where += f" → key '{self.col_labels[col]}' ({col})"
         elif self.d_k and len(self.column_lines):
@@ -180,7 +185,7 @@ class _Pick:
         return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
                          row_kind="query", row_labels=labels,
                          col_kind=col_kind, col_labels=col_labels, caption=caption,
-                         masked=masked, **self.base(row_start=r0))
+                         masked=masked, row_positions=tuple(row_ids or ()), **self.base(row_start=r0))
 
     def empty(self, reason: str) -> StageMaps:
         return StageMaps(maps=(), levels=(0.0, 1.0), colormap=WEIGHTS_COLORMAP, value_name="",

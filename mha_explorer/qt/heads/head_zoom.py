@@ -135,13 +135,13 @@ class HeadDialog(QDialog):
         self.top_box.setVisible(weights is not None and self.maps.shows_query_heads)
         if weights is None:
             return
-        r0, r1 = trace.rows
-        labels = [f"{r} · {trace.tokens_q[r]}" for r in range(r0, r1)]
+        queries = trace.shown_rows  # a window of rows, or rows spread over a long sequence
+        labels = [f"{r} · {trace.tokens_q[r]}" for r in queries]
         current = self.query_combo.currentData()
         if [self.query_combo.itemText(i) for i in range(self.query_combo.count())] != labels:
             self.query_combo.blockSignals(True)
             self.query_combo.clear()
-            for r, label in zip(range(r0, r1), labels, strict=False):
+            for r, label in zip(queries, labels, strict=False):
                 self.query_combo.addItem(label, r)
             found = self.query_combo.findData(current)
             # by default the last query: under a causal mask it sees the most keys
@@ -158,7 +158,7 @@ class HeadDialog(QDialog):
         trace, query = self.controller.trace, self.selected_query()
         if trace is None or query is None or not self.maps or not self.maps.shows_query_heads:
             return []
-        at = (trace.batch_slot(self.controller.batch_index), self.index, query - trace.rows[0])
+        at = (trace.batch_slot(self.controller.batch_index), self.index, self._map_row(trace, query))
         weights = trace.tensors[StageId.softmax]["weights"][at]  # [S]
         scores = trace.tensors[StageId.scores].get("scores")
         visible = np.isfinite(scores[at]) if scores is not None else None  # -inf: masked
@@ -174,7 +174,13 @@ class HeadDialog(QDialog):
                 if j:  # numbers right-aligned
                     item.setTextAlignment(RIGHT)
                 self.top_table.setItem(i, j, item)
-        self.cell.mark_row(self.selected_query() if pairs else None)
+        query = self.selected_query()
+        self.cell.mark_row(self.maps.row_start + self._map_row(trace, query) if pairs else None)
+
+    @staticmethod
+    def _map_row(trace: Trace, query: int) -> int:
+        """The stored row of query ``query``: its place among the rows the trace kept."""
+        return trace.shown_rows.index(query)
 
     def _on_hover(self, row: int, col: int) -> None:
         if self.maps is not None and self.maps.maps:
@@ -182,6 +188,11 @@ class HeadDialog(QDialog):
                                                         row, col))
 
     def _on_click(self, row: int, _col: int) -> None:
-        found = self.query_combo.findData(row)
-        if found >= 0 and self.maps is not None and self.maps.row_kind == "query":
+        trace = self.controller.trace
+        if trace is None or self.maps is None or self.maps.row_kind != "query":
+            return
+        at = row - self.maps.row_start  # the map's row among those kept
+        shown = trace.shown_rows
+        found = self.query_combo.findData(shown[at]) if 0 <= at < len(shown) else -1
+        if found >= 0:
             self.query_combo.setCurrentIndex(found)
