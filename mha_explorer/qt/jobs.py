@@ -3,7 +3,8 @@
 A job is a plain function of plain arguments (a core function that may import torch); what
 crosses the thread are typed values: ``Job`` going out, ``JobDone``, ``JobFailed`` and
 ``JobProgress`` coming back (and ``began`` when a job really starts, for a progress display).
-Each kind of job keeps only its newest request (latest wins): an older one is skipped before it
+``progress(fraction, text="")`` may name the step under way in a few words. Each kind of job
+keeps only its newest request (latest wins): an older one is skipped before it
 starts, cancelled between its pieces while it runs (when it takes ``cancel``), and its answer
 is dropped if it still arrives, so a view never shows the answer to a question nobody is asking
 any more. Errors are emitted, never raised.
@@ -75,6 +76,7 @@ class JobProgress:
     kind: str
     id: int
     fraction: float
+    text: str = ""  # what the job is doing now ("reading layer 3 of 6…"); "" says nothing new
 
 
 class JobRunner(QObject):
@@ -111,7 +113,8 @@ class JobRunner(QObject):
         try:
             if job.cancellable:
                 result = job.work(*job.args, cancel=lambda: self.stale(job.kind, job.id),
-                                  progress=lambda f: self.progressed.emit(JobProgress(job.kind, job.id, f)))
+                                  progress=lambda f, text="": self.progressed.emit(
+                                      JobProgress(job.kind, job.id, f, text)))
             else:
                 result = job.work(*job.args)
         except Cancelled:

@@ -127,6 +127,24 @@ def test_the_layers_dock_s_job_stops_when_asked():
     assert len(looks) == 1
 
 
+def test_reading_every_layer_names_each_layer_as_it_goes():
+    """The Layers dock's job says which layer it is reading, for the status line."""
+    from mha_explorer.core.display.layers import all_layers
+    from mha_explorer.core.models.catalog import model_named
+    from mha_explorer.core.models.minilm.files import is_available
+
+    ok, why = is_available()
+    if not ok:
+        pytest.skip(why)
+    heard = []
+    found = all_layers("minilm-l6", ("[CLS]", "the", "cat", "[SEP]"),
+                       progress=lambda f, words: heard.append((f, words)))
+    layers = model_named("minilm-l6").layers
+    assert len(found.maps) == layers == len(heard)
+    assert heard[2] == (3 / layers, f"reading layer 3 of {layers}…")
+    assert [f for f, _ in heard] == sorted(f for f, _ in heard) and heard[-1][0] == 1.0
+
+
 def test_the_ablation_job_stops_when_asked():
     from mha_explorer.core.display.layers import layer_ablation
     from mha_explorer.core.errors import Cancelled

@@ -54,6 +54,38 @@ def test_a_long_job_shows_its_words_and_progress_and_cancel_stops_it(own_jobs, q
         release.set()
 
 
+def layer_by_layer(release: threading.Event, *, cancel, progress):
+    """Reads six layers, naming each; waits at the third until released or cancelled."""
+    for layer in range(1, 7):
+        progress(layer / 6, f"reading layer {layer} of 6…")
+        while layer == 3 and not release.wait(0.005):
+            if cancel():
+                raise Cancelled()
+    return "read"
+
+
+def test_a_job_that_names_its_step_shows_it_in_place_of_its_kind(own_jobs, qtbot):
+    jobs, view = own_jobs
+    release = threading.Event()
+    try:
+        jobs.submit(JobKind.layers, layer_by_layer, release, cancellable=True)
+        qtbot.waitUntil(lambda: view.isVisible(), timeout=SHOW_AFTER_MS + 10_000)
+        qtbot.waitUntil(lambda: view.label.text() == "reading layer 3 of 6…")
+        assert view.bar.value() == 50  # the fraction still moves the bar
+        with qtbot.waitSignal(jobs.done, timeout=10_000):
+            release.set()
+        assert not view.isVisible()
+        # the next run starts with the kind's own words, not the last run's step
+        again = threading.Event()
+        jobs.submit(JobKind.layers, again.wait, 30)
+        qtbot.waitUntil(lambda: view.isVisible(), timeout=SHOW_AFTER_MS + 10_000)
+        assert view.label.text() == "reading every layer…"
+        with qtbot.waitSignal(jobs.done, timeout=10_000):
+            again.set()
+    finally:
+        release.set()
+
+
 def test_a_quick_job_is_never_announced(own_jobs, qtbot):
     jobs, view = own_jobs
     with qtbot.waitSignal(jobs.done, timeout=10_000, check_params_cb=lambda d: d.kind == JobKind.decode):

@@ -36,13 +36,24 @@ class AblationData:
 
 
 def all_layers(model_key: str, pieces: tuple[str, ...], *, cancel: Callable[[], bool] | None = None,
-               progress: Callable[[float], None] | None = None) -> LayersData:
+               progress: Callable[[float, str], None] | None = None) -> LayersData:
     """Every layer's maps, badges and pattern scores for ``pieces``; Cancelled (between the
-    model's layers, and while a decoder's copy is converted or loaded) when ``cancel`` says so."""
+    model's layers, and while a decoder's copy is converted or loaded) when ``cancel`` says so.
+    ``progress(fraction, words)`` hears of each layer read ("reading layer 3 of 18…")."""
     report = runtime.part(model_named(model_key), "report")
-    found = report.pieces_maps(tuple(pieces), cancel)
+
+    def each_layer(done: int, of: int) -> None:
+        if progress is not None:
+            progress(done / of, layer_words(done, of))
+
+    found = report.pieces_maps(tuple(pieces), cancel, each_layer)
     return LayersData(model_key, tuple(found.tokens), found.maps, report.grid_badges(found),
                       [patterns.head_scores(layer_maps, found.tokens) for layer_maps in found.maps])
+
+
+def layer_words(layer: int, of: int) -> str:
+    """What a status line says while a model's layers are read one after another."""
+    return f"reading layer {layer} of {of}…"
 
 
 def layer_ablation(model_key: str, layer: int, pieces: tuple[str, ...], *,

@@ -39,6 +39,7 @@ class JobProgressView(QWidget):
         self._jobs = jobs
         self._running: dict[str, Job] = {}  # kind -> the job in flight
         self._fraction: dict[str, float] = {}
+        self._doing: dict[str, str] = {}  # kind -> the step it named last ("reading layer 3 of 6…")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         self.label = QLabel(objectName="job_words")
@@ -78,6 +79,7 @@ class JobProgressView(QWidget):
             return
         self._running[job.kind] = job
         self._fraction.pop(job.kind, None)
+        self._doing.pop(job.kind, None)
         if self.isVisible():
             self._refresh()
         else:
@@ -86,6 +88,8 @@ class JobProgressView(QWidget):
     def _on_progress(self, progress: JobProgress) -> None:
         if progress.kind in self._running:
             self._fraction[progress.kind] = progress.fraction
+            if progress.text:
+                self._doing[progress.kind] = progress.text
             if self.isVisible():
                 self._refresh()
 
@@ -101,13 +105,14 @@ class JobProgressView(QWidget):
     def _forget(self, kind: str) -> None:
         self._running.pop(kind, None)
         self._fraction.pop(kind, None)
+        self._doing.pop(kind, None)
 
     def _refresh(self) -> None:
         if not self._running:
             self._reveal.stop()
             self.hide()
             return
-        self.label.setText(" · ".join(words_for(kind) for kind in self._running))
+        self.label.setText(" · ".join(self._doing.get(kind) or words_for(kind) for kind in self._running))
         known = [self._fraction[k] for k in self._running if k in self._fraction]
         if known:
             self.bar.setRange(0, 100)

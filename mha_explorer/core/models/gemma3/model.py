@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -259,8 +259,10 @@ class Gemma3:
                 self._runs.popitem(last=False)
         return run
 
-    def attention_maps(self, ids: Sequence[int], cancel: Cancel | None = None) -> torch.Tensor:
-        """[layers, H, T, T]: every head's attention weights, keeping nothing else."""
+    def attention_maps(self, ids: Sequence[int], cancel: Cancel | None = None,
+                       each_layer: Callable[[int, int], None] | None = None) -> torch.Tensor:
+        """[layers, H, T, T]: every head's attention weights, keeping nothing else;
+        ``each_layer(done, of)`` hears of each layer as it is read."""
         maps = []
         with torch.inference_mode():
             x = self.embed(ids)
@@ -269,6 +271,8 @@ class Gemma3:
                 acts = self.layer(layer, x)
                 maps.append(acts.probs[0])
                 x = acts.hidden_out
+                if each_layer is not None:
+                    each_layer(layer, D.layers)
         return torch.stack(maps)
 
     def logits(self, ids: Sequence[int], cancel: Cancel | None = None) -> torch.Tensor:

@@ -177,13 +177,15 @@ def induction_report(n: int = 50, seed: int = 0, progress: Progress | None = Non
 # The Layers dock's view of the model (the same names every model's report offers) --------
 
 
-def pieces_maps(pieces: tuple[str, ...], cancel: Cancel | None = None) -> TextMaps:
-    """All 18 × 4 maps for a config's tokens (the model's own pieces)."""
+def pieces_maps(pieces: tuple[str, ...], cancel: Cancel | None = None,
+                each_layer: Callable[[int, int], None] | None = None) -> TextMaps:
+    """All 18 × 4 maps for a config's tokens (the model's own pieces); ``each_layer(done, of)``
+    hears of each layer as it is read."""
     from mha_explorer.core.models.gemma3.pieces import token_ids
 
     model = _model(None, cancel)
     ids = token_ids(pieces)
-    return TextMaps(tuple(ids), tuple(pieces), model.attention_maps(ids, cancel).numpy())
+    return TextMaps(tuple(ids), tuple(pieces), model.attention_maps(ids, cancel, each_layer).numpy())
 
 
 def grid_badges(found: TextMaps) -> list[list[str]]:

@@ -62,22 +62,31 @@ def sentence_maps(sentence: str) -> SentenceMaps:
     return _all_maps(model, pieces, ids)
 
 
-def pieces_maps(pieces: tuple[str, ...], cancel: Callable[[], bool] | None = None) -> SentenceMaps:
+def pieces_maps(pieces: tuple[str, ...], cancel: Callable[[], bool] | None = None,
+                each_layer: Callable[[int, int], None] | None = None) -> SentenceMaps:
     """All layers' maps for word pieces already split (a config's ``tokens``); Cancelled,
-    when ``cancel`` says so, before the model is loaded and before it runs."""
+    when ``cancel`` says so, before the model is loaded and between its layers.
+    ``each_layer(done, of)`` hears of each layer as it is read."""
     from mha_explorer.core.models.minilm.model import load_model
     from mha_explorer.core.models.minilm.tokenizer import token_ids
 
     check_cancel(cancel)
     model = load_model(cancel=cancel)  # hashing its 90 MB hears cancel too
     check_cancel(cancel)
-    return _all_maps(model, tuple(pieces), token_ids(pieces))
+    return _all_maps(model, tuple(pieces), token_ids(pieces), cancel, each_layer)
 
 
-def _all_maps(model, pieces: tuple[str, ...], ids: list[int]) -> SentenceMaps:
+def _all_maps(model, pieces: tuple[str, ...], ids: list[int], cancel=None,
+              each_layer: Callable[[int, int], None] | None = None) -> SentenceMaps:
     import torch
 
-    maps = torch.cat([layer.probs for layer in model.forward(ids).layers])  # [layers, H, T, T]
+    run, probs = model.forward(ids), []
+    for layer in range(info.N_LAYERS):
+        check_cancel(cancel)
+        probs.append(run.layer(layer).probs)  # [1, H, T, T]
+        if each_layer is not None:
+            each_layer(layer + 1, info.N_LAYERS)
+    maps = torch.cat(probs)  # [layers, H, T, T]
     return SentenceMaps(pieces, maps.float().numpy())  # cat made a fresh tensor
 
 
