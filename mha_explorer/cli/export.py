@@ -26,7 +26,7 @@ from mha_explorer.core.specs.export import parse_formats, parse_size, parse_stag
 from mha_explorer.core.stages.catalog import STAGES, StageId
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.system.interrupts import deferred_interrupt
-from mha_explorer.core.units import format_count, format_duration
+from mha_explorer.core.units import format_count, likely_duration
 
 NAME = "export"
 
@@ -161,7 +161,7 @@ def say_how_long(config, device: str) -> None:
     flops = build_plan(config).total_flops
     seconds = every_row_seconds(config, device)
     print(f"mha-explorer: note: a stage after the softmax needs every one of the {config.T:,} query "
-          f"rows: {format_count(flops)} FLOPs, about {format_duration(seconds)} on this machine "
+          f"rows: {format_count(flops)} FLOPs, {likely_duration(seconds)} on this machine "
           "(stages up to the softmax alone draw only the rows shown)", file=sys.stderr)
 
 

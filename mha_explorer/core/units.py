@@ -36,3 +36,8 @@ def format_duration(seconds: float) -> str:
     if seconds < 86400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+def likely_duration(seconds: float) -> str:
+    """'about 14 s', or 'under a second': an estimate said as one."""
+    return format_duration(seconds) if seconds < 1 else f"about {format_duration(seconds)}"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.memory import picked_rows
 from mha_explorer.core.stages.trace import Trace
+from mha_explorer.core.units import likely_duration
 from mha_explorer.core.variants.registry import family_of
 
 # Every row of a sequence longer than its maps show is computed only when that likely takes
@@ -40,8 +41,10 @@ def draws_picked_rows(cfg: MHAConfig) -> bool:
     return not family_of(cfg).computed_whole and len(picked_rows(cfg)) < cfg.T
 
 
+# progress(fraction, words=""): how far the run is, and now and then what it is doing
+Progress = Callable[..., None]
 # (request, cancel, progress) -> Trace: what the window's trace job calls
-RunFunction = Callable[[ComputeRequest, Callable[[], bool], Callable[[float], None]], Trace]
+RunFunction = Callable[[ComputeRequest, Callable[[], bool], Progress], Trace]
 
 
 def load_engine():
@@ -57,21 +60,27 @@ def warm_up() -> float:
     return time.perf_counter() - start
 
 
-def run_engine(request: ComputeRequest, cancel: Callable[[], bool],
-               progress: Callable[[float], None]) -> Trace:
+def run_engine(request: ComputeRequest, cancel: Callable[[], bool], progress: Progress) -> Trace:
     """The one place the window calls the engine: a request becomes engine arguments. A
     long sequence whose every-row run would likely outlast ``rows_after_s`` computes only
-    the rows its maps show (the engine's mode "rows"); the trace carries that likely time."""
+    the rows its maps show (the engine's mode "rows"); the trace carries that likely time.
+    A long sequence's run says first which rows it computes (and every row's likely time)."""
     engine = load_engine()
     cfg = request.config
     fields = dict(budget_bytes=request.budget_bytes, show_batch=request.show_batch, cancel=cancel,
                   progress=progress)
-    if request.rows_after_s is not None and draws_picked_rows(cfg):
-        from mha_explorer.core.engine.speed import every_row_seconds  # torch
+    if not draws_picked_rows(cfg):  # the maps show every row: nothing to choose
+        return engine.run(cfg, show_rows_from=request.show_rows_from, **fields)
+    from mha_explorer.core.engine.speed import every_row_seconds  # torch
 
-        seconds = every_row_seconds(cfg, engine.resolve_device(cfg.device))
-        if seconds > request.rows_after_s:
-            trace = engine.run(cfg, mode="rows", **fields)
-            trace.every_row_seconds = seconds
-            return trace
+    seconds = every_row_seconds(cfg, engine.resolve_device(cfg.device))
+    if request.rows_after_s is not None and seconds > request.rows_after_s:
+        progress(0.0, f"computing the {len(picked_rows(cfg)):,} query rows the maps show, "
+                      f"of {cfg.T:,}…")
+        trace = engine.run(cfg, mode="rows", **fields)
+        trace.every_row_seconds = seconds
+        return trace
+    if request.rows_after_s is None:  # asked for every row, whatever it costs
+        progress(0.0, f"computing every one of the {cfg.T:,} query rows "
+                      f"({likely_duration(seconds)} on this machine)…")
     return engine.run(cfg, show_rows_from=request.show_rows_from, **fields)

@@ -249,6 +249,8 @@ class Controller(BudgetMixin, QObject):
     def _on_progress(self, progress: JobProgress) -> None:
         if progress.kind == JobKind.trace:
             self.compute_progressed.emit(progress.fraction)
+            if progress.text:  # which rows a long sequence's run computes, said as it starts
+                self.status_changed.emit(progress.text)
 
     def compute_every_row(self) -> None:
         """Compute every query row of the config on screen (a stage after the softmax needs

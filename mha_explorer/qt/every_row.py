@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from mha_explorer.core.stages.catalog import StageId
-from mha_explorer.core.units import format_count, format_duration
+from mha_explorer.core.units import format_count, likely_duration
 
 if TYPE_CHECKING:
     from mha_explorer.core.plan.build import Plan
@@ -33,8 +33,7 @@ def every_row_sentence(trace: Trace, plan: Plan) -> str:
     kept = len(trace.row_ids or ())
     cost = f"{format_count(plan.total_flops)} FLOPs"
     if trace.every_row_seconds is not None:
-        seconds = trace.every_row_seconds
-        cost += f", {'about ' if seconds >= 1 else ''}{format_duration(seconds)} on this machine"
+        cost += f", {likely_duration(trace.every_row_seconds)} on this machine"
     return (f"This stage needs all {cfg.T:,} query rows; only the {kept:,} the maps show were "
             f"computed. Every row: {cost}.")
 

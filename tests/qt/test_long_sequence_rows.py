@@ -60,7 +60,12 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
         words = bar.label.text()
         assert "needs all 1,024 query rows" in words and "only the 512 the maps show" in words
         assert "FLOPs" in words and "on this machine" in words  # the measured likely time
-    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+    def says_every_row(words: str) -> bool:
+        return words.startswith("computing every one of the 1,024 query rows") and "machine" in words
+
+    with (qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS),
+          qtbot.waitSignal(ctrl.status_changed, check_params_cb=says_every_row,
+                           timeout=TRACE_TIMEOUT_MS)):  # the status line says what runs
         view.every_row.button.click()
         assert not view.every_row.button.isEnabled()  # pressed once: the run is on its way
     assert ctrl.trace.row_ids is None  # every row, and so the context of every row
@@ -68,7 +73,11 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
     assert "1,024 × 8" in panel.caption.text()
     assert not panel.every_row.isVisible() and not view.every_row.isVisible()
     # the next edit is judged by its own likely time again: picked rows
-    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+    def says_rows(words: str) -> bool:
+        return words == "computing the 512 query rows the maps show, of 1,024…"
+
+    with (qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS),
+          qtbot.waitSignal(ctrl.status_changed, check_params_cb=says_rows, timeout=TRACE_TIMEOUT_MS)):
         ctrl.update(batch=1)
     assert ctrl.trace.row_ids is not None and panel.every_row.isVisible()
 
