@@ -62,13 +62,17 @@ class EveryRowBar(QWidget):
             signal.connect(self.refresh)
         self.refresh()
 
-    def refresh(self, *_args) -> None:
+    def applies(self) -> bool:
+        """Whether the stage on screen needs rows the trace on screen did not compute."""
         c = self._controller
         trace = c.current_trace
-        shown = (trace is not None and trace.row_ids is not None
-                 and needs_every_row(c.plan, c.stage))
+        return trace is not None and trace.row_ids is not None and needs_every_row(c.plan, c.stage)
+
+    def refresh(self, *_args) -> None:
+        c = self._controller
+        shown = self.applies()
         if shown:
-            self.label.setText(every_row_sentence(trace, c.plan))
+            self.label.setText(every_row_sentence(c.current_trace, c.plan))
             busy = c.computing and not self.button.isEnabled()
             self.button.setEnabled(not busy)
             self.button.setText(BUSY_WORDS if busy else BUTTON_WORDS)

@@ -55,6 +55,7 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
     ctrl, panel, view = long_views
     ctrl.set_stage("weighted_sum")
     assert panel.cells == []  # the picked rows hold no context: nothing pretends otherwise
+    assert not panel.caption.isVisible()  # the line below says why, once
     for bar in (panel.every_row, view.every_row):
         assert bar.isVisible() and bar.button.isEnabled()
         words = bar.label.text()
@@ -70,7 +71,7 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
         assert not view.every_row.button.isEnabled()  # pressed once: the run is on its way
     assert ctrl.trace.row_ids is None  # every row, and so the context of every row
     assert len(panel.cells) == 2 and panel.image_items[0].image.shape == (1024, 8)
-    assert "1,024 × 8" in panel.caption.text()
+    assert panel.caption.isVisible() and "1,024 × 8" in panel.caption.text()
     assert not panel.every_row.isVisible() and not view.every_row.isVisible()
     # the next edit is judged by its own likely time again: picked rows
     def says_rows(words: str) -> bool:

@@ -311,6 +311,8 @@ class HeatmapPanel(PresentingMaps, QWidget):
         if self._stale:
             text = "updating for the new settings… · " + text
         self.caption.setText(text)
+        # a stage the picked rows cannot show: the line under it says why, what every row costs
+        self.caption.setVisible(not self.every_row.applies() and not self._presenting)
 
     def _ensure_cells(self, count: int) -> None:
         """Show ``count`` cells, reusing the pool, and lay them out if needed."""

@@ -144,7 +144,8 @@ class StatusBarView(QWidget):
     def _show_trace(self, trace: Trace) -> None:
         self._hide_progress()
         self.device_label.setText(f"device: {trace.device}")
-        mode = "" if trace.mode == "full" else f" ({trace.mode})"
+        mode = ("" if trace.mode == "full" else " (picked rows)" if trace.row_ids is not None
+                else f" ({trace.mode})")
         self.time_label.setText(f"computed in {format_seconds(trace.seconds)}{mode}")
         # the engine's notes: a GPU fallback, masked rows, the shown window, the mask alignment
         self._set_message(" · ".join((*self._controller.settings_warnings, *trace.notes)), NEUTRAL_TONE)

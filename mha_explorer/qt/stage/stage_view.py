@@ -110,8 +110,8 @@ class StageView(QWidget):
         top_row.addWidget(self.head_label)
         top_row.addWidget(self.head_spin)
         self.every_row = EveryRowBar(controller)  # a stage past the softmax of picked rows
-        for widget in (self.title, self.formula, self.explanation, self.sentence, self.scaling,
-                       self.every_row, self.costs):
+        for widget in (self.title, self.formula, self.every_row, self.explanation, self.sentence,
+                       self.scaling, self.costs):
             header.addWidget(widget)
         self._header_box = self._scrolling_box()
 
