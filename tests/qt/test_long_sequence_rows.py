@@ -91,3 +91,17 @@ def test_a_short_sequence_and_a_family_computed_whole_keep_every_row(make_contro
                   qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=12, positions="rope")
     mla = make_controller(MHAConfig(**latent), rows_after_s=0.0)
     assert mla.trace.row_ids is None and mla.trace.output is not None
+
+
+def test_cancelling_every_row_keeps_the_picked_rows_and_the_offer(long_views, qtbot):
+    ctrl, panel, _view = long_views
+    ctrl.set_stage("merge")
+    picked = ctrl.trace
+    panel.every_row.button.click()
+    ctrl.cancel()  # as the status bar's Cancel does: the run's answer, if it comes, is dropped
+    assert ctrl.trace is picked and panel.every_row.isVisible()
+    assert panel.every_row.button.isEnabled() and panel.every_row.button.text() == "Compute every row"
+    # later runs compute the picked rows again, not every row
+    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+        ctrl.set_batch_index(1)
+    assert ctrl.trace.row_ids is not None and ctrl.trace.batch_index == 1
