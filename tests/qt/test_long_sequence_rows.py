@@ -49,6 +49,9 @@ def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views):
     assert view.scaling.isVisible()
     assert "Over query rows 0, 2, 4, 6, …, 1,023 (512 of 1,024" in view.scaling.text()
     assert not panel.every_row.isVisible() and not view.every_row.isVisible()  # up to softmax
+    # on a projector the large map's axis words say so too (the caption gives way there)
+    panel.set_presenting(True)
+    assert panel.focus_words.text().startswith("rows: 512 of 1,024 queries, spread evenly, each exact")
 
 
 def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_views, qtbot):

@@ -32,8 +32,13 @@ class FocusedHead(QWidget):
         column.addWidget(self.cell, 1)
         column.addWidget(self.keys)
 
-    def show_map(self, maps: StageMaps, index: int) -> None:
+    def show_map(self, maps: StageMaps, index: int, total_rows: int = 0) -> None:
+        """``total_rows``: the sequence's query rows, named when the map's rows are picked."""
         named = maps.col_kind == "key"
+        picked = maps.row_positions and total_rows > len(maps.row_positions)
+        # short: the projector's line has no room for the caption's list of rows
+        self.words.setText(f"rows: {len(maps.row_positions):,} of {total_rows:,} queries, spread "
+                           "evenly, each exact ↓    columns: key →" if picked else FOCUS_WORDS)
         self.cell.view.set_axes_shown(True)
         self.cell.view.set_bottom_shown(not named)  # the names go under it, turned
         self.keys.set_names(maps.col_labels if named else ())
@@ -92,7 +97,7 @@ class PresentingMaps:
 
     def _show_focus(self) -> None:
         if self._presenting and self.maps is not None and self.maps.maps:
-            self.focus_box.show_map(self.maps, self.focus_index())
+            self.focus_box.show_map(self.maps, self.focus_index(), self.controller.config.T)
         elif self._presenting:
             self.focus_box.clear("no maps at this stage")
 
