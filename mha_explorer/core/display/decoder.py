@@ -49,12 +49,13 @@ class InductionData:
 
 
 def generate(model_key: str, text: str, steps: int, layer: int, *, cancel: Callable[[], bool],
-             progress: Callable[[float], None]) -> DecoderGeneration:
-    """Greedy generation of ``steps`` tokens after ``text``, keeping layer ``layer``'s rows."""
+             progress: Callable[[float, str], None]) -> DecoderGeneration:
+    """Greedy generation of ``steps`` tokens after ``text``, keeping layer ``layer``'s rows;
+    ``progress(fraction, words)`` says how far it is and what it does (a status line)."""
     model = model_named(model_key)
     report = runtime.part(model, "report").decode_report(
-        text, steps, layer, progress=lambda f, _text="": progress(0.3 * f), cancel=cancel,
-        on_step=lambda s: progress(0.3 + 0.7 * s.step / steps))
+        text, steps, layer, progress=lambda f, text="": progress(0.3 * f, text), cancel=cancel,
+        on_step=lambda s: progress(0.3 + 0.7 * s.step / steps, f"writing token {s.step} of {steps}…"))
     found = tuple(DecoderStep(
         s["step"], s["token_id"], s["text"], tuple(s["cache_tokens"]), tuple(s["cache_bytes"]),
         s["model_cache_bytes"], s["seconds"], np.asarray(s["attention"]["key_positions"]),
@@ -64,10 +65,10 @@ def generate(model_key: str, text: str, steps: int, layer: int, *, cancel: Calla
 
 
 def induction(model_key: str, n: int = 50, seed: int = 0, *, cancel: Callable[[], bool],
-              progress: Callable[[float], None]) -> InductionData:
+              progress: Callable[[float, str], None]) -> InductionData:
+    """``progress(fraction, words)`` hears how far it is and what it does (a status line)."""
     model = model_named(model_key)
-    report = runtime.part(model, "report").induction_report(
-        n, seed, progress=lambda f, _text="": progress(f), cancel=cancel)
+    report = runtime.part(model, "report").induction_report(n, seed, progress=progress, cancel=cancel)
     best = report["best_head"]
     return InductionData(model_key, n, report["loss_first_copy"], report["loss_second_copy"],
                          np.asarray(report["prefix_matching"], dtype=np.float32),
