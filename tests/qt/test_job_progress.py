@@ -86,6 +86,24 @@ def test_a_job_that_names_its_step_shows_it_in_place_of_its_kind(own_jobs, qtbot
         release.set()
 
 
+def test_the_layers_dock_s_job_names_each_layer_it_reads(own_jobs, qtbot):
+    from mha_explorer.core.models.catalog import model_named
+    from mha_explorer.core.models.minilm.files import is_available
+    from mha_explorer.qt.trained.layers_panel import _all_layers
+
+    ok, why = is_available()
+    if not ok:
+        pytest.skip(why)
+    jobs, _view = own_jobs
+    said = []
+    jobs.progressed.connect(lambda p: said.append(p.text))
+    with qtbot.waitSignal(jobs.done, timeout=60_000):
+        jobs.submit(JobKind.layers, _all_layers, "minilm-l6", ("[CLS]", "the", "cat", "[SEP]"),
+                    cancellable=True)
+    layers = model_named("minilm-l6").layers
+    assert [t for t in said if t] == [f"reading layer {k} of {layers}…" for k in range(1, layers + 1)]
+
+
 def test_a_quick_job_is_never_announced(own_jobs, qtbot):
     jobs, view = own_jobs
     with qtbot.waitSignal(jobs.done, timeout=10_000, check_params_cb=lambda d: d.kind == JobKind.decode):
