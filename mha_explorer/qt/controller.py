@@ -183,6 +183,11 @@ class Controller(BudgetMixin, QObject):
     def computing(self) -> bool:
         return self._computing
 
+    @property
+    def computing_every_row(self) -> bool:
+        """Whether the run in flight is one asked to compute every row (compute_every_row)."""
+        return self._computing and self._every_row
+
     def request_compute(self, immediate: bool = False) -> None:
         """Compute the current config: at once when the worker is idle and no edit
         came in the last DEBOUNCE_MS, else once the edits pause (a trailing debounce),

@@ -54,11 +54,12 @@ class EveryRowBar(QWidget):
         self.button.setAccessibleName("Compute every query row")
         self.button.setToolTip("Compute this layer at every query row; the status bar shows its "
                                "progress and can cancel it")
-        self.button.clicked.connect(self._compute)
+        self.button.clicked.connect(controller.compute_every_row)
         row.addWidget(self.label, 1)
         row.addWidget(self.button)
         for signal in (controller.trace_ready, controller.stage_changed, controller.config_changed,
-                       controller.trace_failed, controller.compute_cancelled):
+                       controller.compute_started, controller.trace_failed,
+                       controller.compute_cancelled):
             signal.connect(self.refresh)
         self.refresh()
 
@@ -73,12 +74,7 @@ class EveryRowBar(QWidget):
         shown = self.applies()
         if shown:
             self.label.setText(every_row_sentence(c.current_trace, c.plan))
-            busy = c.computing and not self.button.isEnabled()
+            busy = c.computing_every_row  # pressed here or in the other view: once is enough
             self.button.setEnabled(not busy)
             self.button.setText(BUSY_WORDS if busy else BUTTON_WORDS)
         self.setVisible(shown)
-
-    def _compute(self) -> None:
-        self.button.setEnabled(False)  # once: the status bar's bar and Cancel take over
-        self.button.setText(BUSY_WORDS)
-        self._controller.compute_every_row()

@@ -71,7 +71,8 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
           qtbot.waitSignal(ctrl.status_changed, check_params_cb=says_every_row,
                            timeout=TRACE_TIMEOUT_MS)):  # the status line says what runs
         view.every_row.button.click()
-        assert not view.every_row.button.isEnabled()  # pressed once: the run is on its way
+        # pressed once, in either view: the run is on its way
+        assert not view.every_row.button.isEnabled() and not panel.every_row.button.isEnabled()
     assert ctrl.trace.row_ids is None  # every row, and so the context of every row
     assert len(panel.cells) == 2 and panel.image_items[0].image.shape == (1024, 8)
     assert panel.caption.isVisible() and "1,024 × 8" in panel.caption.text()
