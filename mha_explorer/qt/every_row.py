@@ -49,7 +49,9 @@ class EveryRowBar(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         self.label = QLabel(wordWrap=True, objectName="every_row_words")
-        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)  # wrapped to the width it gets, not to its narrowest
+        self.label.setSizePolicy(policy)
         self.button = QPushButton(BUTTON_WORDS, objectName="every_row_button")
         self.button.setAccessibleName("Compute every query row")
         self.button.setToolTip("Compute this layer at every query row; the status bar shows its "

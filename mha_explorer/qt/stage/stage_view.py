@@ -320,6 +320,7 @@ class StageView(QWidget):
         self.explanation.setFont(style.font(sizes["explanation"]))
         self.sentence.setFont(style.font(sizes["explanation"], bold=True))
         self.scaling.setFont(style.font(sizes["explanation"]))
+        self.every_row.label.setFont(style.font(sizes["explanation"]))
         for quiet in (self.counter, self.costs):
             quiet.setFont(style.font(sizes["small"]))
 
