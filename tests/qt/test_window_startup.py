@@ -54,6 +54,22 @@ def _restored_window(qtbot, path, cfg: MHAConfig, last: str | None):
     return window
 
 
+def test_a_first_launch_says_what_it_waits_for_until_the_first_result(qtbot, tmp_path):
+    window = _restored_window(qtbot, tmp_path / "settings.ini", SMALL, None)
+    c = window.controller
+    try:
+        assert window.status_view.message == "loading PyTorch…"  # before torch has loaded
+        said_when_loaded: list[str] = []
+        c.engine_loaded.connect(lambda _s: said_when_loaded.append(window.status_view.message))
+        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_TIMEOUT_MS):
+            pass
+        loaded = said_when_loaded[0]
+        assert loaded.startswith("PyTorch loaded in") and loaded.endswith("; computing…")
+        assert "computing" not in window.status_view.message  # the result's own notes now
+    finally:
+        window.close()
+
+
 @pytest.mark.parametrize("last", ["cancelled", "failed", "running"])
 def test_a_config_whose_last_run_did_not_end_well_waits_for_compute(qtbot, tmp_path, last):
     window = _restored_window(qtbot, tmp_path / "settings.ini", SMALL, last)
