@@ -178,15 +178,20 @@ def bench_in_process(repeat: int) -> None:
     t0 = time.perf_counter()
     ctrl.set_config(cfg)
     ctrl.request_compute(immediate=True)
+    edited = time.perf_counter()  # the views' own reaction to the edit, before the loop runs
     loop.exec()
     rendered = time.perf_counter()
     tick.stop()
     done = finished_at[-1] if finished_at else rendered
-    during = [gap for when, gap in stalls if when <= done]
+    during = [(gap, when) for when, gap in stalls if when <= done]
+    worst = sorted(during, reverse=True)[:3]
     print(f"largest config computed: D={cfg.d_model} H={cfg.H} B={cfg.batch} T={cfg.T} in "
           f"{done - t0:.2f} s; longest event-loop stall while the worker computed "
-          f"{max(during) * 1000:.0f} ms over {len(during)} ticks (goal <= 50 ms); "
+          f"{worst[0][0] * 1000:.0f} ms over {len(during)} ticks (goal <= 50 ms); "
           f"then the views rendered the new trace in {(rendered - done) * 1000:.0f} ms")
+    ends = ", ".join(f"{(when - t0) * 1000:.0f} ms ({gap * 1000:.0f} ms long)" for gap, when in worst)
+    print(f"  the edit itself took {(edited - t0) * 1000:.0f} ms before the loop ran; "
+          f"the longest stalls ended at {ends} after the edit")
     window.close()
 
 
