@@ -5,7 +5,12 @@ computation returns promptly with the thread stopped."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -17,6 +22,7 @@ from mha_explorer.qt.shell.compute_gate import LAST_RUN_KEY
 from mha_explorer.qt.shell.settings import Preferences
 
 TRACE_TIMEOUT_MS = 60_000
+REPO = Path(__file__).resolve().parents[2]
 SMALL = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
 
 
@@ -46,6 +52,22 @@ def _restored_window(qtbot, path, cfg: MHAConfig, last: str | None):
     qtbot.waitExposed(window)
     window.compute_gate.start()
     return window
+
+
+def test_a_first_launch_says_what_it_waits_for_until_the_first_result(qtbot, tmp_path):
+    window = _restored_window(qtbot, tmp_path / "settings.ini", SMALL, None)
+    c = window.controller
+    try:
+        assert window.status_view.message == "loading PyTorch…"  # before torch has loaded
+        said_when_loaded: list[str] = []
+        c.engine_loaded.connect(lambda _s: said_when_loaded.append(window.status_view.message))
+        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_TIMEOUT_MS):
+            pass
+        loaded = said_when_loaded[0]
+        assert loaded.startswith("PyTorch loaded in") and loaded.endswith("; computing…")
+        assert "computing" not in window.status_view.message  # the result's own notes now
+    finally:
+        window.close()
 
 
 @pytest.mark.parametrize("last", ["cancelled", "failed", "running"])
@@ -113,3 +135,31 @@ def test_closing_during_a_long_computation_returns_promptly(qtbot, tmp_path, cap
         assert "did not finish" in again.status_view.message and again.controller.trace is None
     finally:
         again.close()
+
+
+# a start as run_app makes it, up to the first paint and before the compute gate opens
+FIRST_PAINT = r"""
+import json, sys
+from mha_explorer.qt.shell.app import application, build_window
+from mha_explorer.qt.shell.settings import Preferences
+app = application()
+prefs = Preferences(sys.argv[1])
+window = build_window(prefs.load_config(), prefs)
+window.show()
+app.processEvents()
+print(json.dumps({"shown": window.isVisible(),
+                  "loaded": sorted(m for m in ("numpy", "torch", "pyqtgraph") if m in sys.modules)}))
+window.controller.shutdown()
+"""
+
+
+def test_the_window_is_on_screen_before_numpy_torch_or_pyqtgraph_load(tmp_path):
+    """Each of them costs a noticeable part of a second on a small machine: the first paint
+    must not wait for them (they load with the first computation, on the worker)."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
+    out = subprocess.run([sys.executable, "-c", FIRST_PAINT, str(tmp_path / "settings.ini")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report == {"shown": True, "loaded": []}

@@ -15,13 +15,11 @@ import numpy as np
 
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
 from mha_explorer.core.models.patterns import row_entropy_bits
+from mha_explorer.core.stages.catalog import ATTENTION_STAGES as ATTENTION_STAGES  # its old home
 from mha_explorer.core.stages.catalog import STAGES, Maps, StageId
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
-
-# T×S matrices, windowed to trace.rows
-ATTENTION_STAGES = tuple(s for s, d in STAGES.items() if d.maps is Maps.ATTENTION)
 
 
 @dataclass(frozen=True)

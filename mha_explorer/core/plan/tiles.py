@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha_explorer.core.config import ConfigError, MHAConfig
+from mha_explorer.core.plan.tile_kinds import FULL, PARTIAL, SKIPPED
+from mha_explorer.core.plan.tile_kinds import TILE_STATE_NAMES as TILE_STATE_NAMES  # its old home
 from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.stages.records import SOFTMAX_OPS_PER_ELEMENT
 from mha_explorer.core.variants.registry import family_of
 
-SKIPPED, PARTIAL, FULL = 0, 1, 2  # tile states, as stored in ``tile_states``
-TILE_STATE_NAMES = ("skipped", "partial", "full")
 MAX_BLOCK = 1 << 20
 SCAN_MAX_CELLS = 1 << 28  # strided / global masks: the most mask cells scanned for the counts
 GRID_MAX_TILES = 1 << 20  # the most tiles ``tile_states`` builds for a picture

@@ -100,6 +100,8 @@ STAGES: dict[StageId, StageDef] = {d.id: d for d in (
 CLASSIC = (_S.input, _S.project, _S.view, _S.transpose, _S.scores, _S.softmax, _S.weighted_sum,
            _S.merge, _S.output)
 STAGE_IDS = CLASSIC  # the name the tests and older callers know
+# T×S matrices, windowed to trace.rows
+ATTENTION_STAGES = tuple(s for s, d in STAGES.items() if d.maps is Maps.ATTENTION)
 
 
 def is_stage(stage: object) -> bool:

@@ -10,8 +10,8 @@ the stages.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -20,6 +20,9 @@ from mha_explorer.core.display.colors import dim_color
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
 from mha_explorer.qt.decode.stepping import SteppedView
+
+if TYPE_CHECKING:
+    import numpy as np  # the data's type; numpy itself loads with the first data (not at start-up)
 
 MAX_DRAWN_KV_HEADS = 8  # more cache rows than this are summarised in a line
 LABEL_PX = 150  # the left column that names the rows; the token axis starts after it
@@ -184,6 +187,8 @@ class DecodeView(SteppedView):
         if row is None:
             text(p, rect, "score row: computed rows not loaded")
             return
+        import numpy as np  # loaded with the rows; not at start-up
+
         scores, weights = row
         n = len(scores)
         half = rect.height() / 2

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.display.decoder import DecoderGeneration
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.colormaps import lookup_table
@@ -31,6 +30,7 @@ from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
+    from mha_explorer.core.display.decoder import DecoderGeneration
     from mha_explorer.qt.controller import Controller
     from mha_explorer.qt.jobs import Jobs
 
@@ -216,7 +216,12 @@ class DecoderPanel(QWidget):
         self.note.setText("Generation cancelled.")
 
     def _on_done(self, done: JobDone) -> None:
-        if done.kind == JobKind.generate and isinstance(done.result, DecoderGeneration):
+        if done.kind != JobKind.generate:
+            return
+        # loaded by the job that made the answer; at start-up it would bring numpy in
+        from mha_explorer.core.display.decoder import DecoderGeneration
+
+        if isinstance(done.result, DecoderGeneration):
             self.controls.finish()
             gen = done.result
             self.view.set_generation(gen)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from mha_explorer.core.units import format_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LOW = QColor("#F7F7F7")  # the colour ramp for values: pale to the key axis' orange-red
 HIGH = QColor("#B2182B")
@@ -33,6 +36,8 @@ def ramp(t: float) -> QColor:
 
 def normalised(values: np.ndarray) -> np.ndarray:
     """Finite values scaled to 0..1 (all equal: 0.5); -inf (masked) stays NaN."""
+    import numpy as np  # here, not at start-up: the window shows before numpy loads
+
     v = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(v)
     out = np.full(v.shape, np.nan)

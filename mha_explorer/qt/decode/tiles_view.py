@@ -10,17 +10,20 @@ col_block, rows, cols, state, m, l, output) for one batch element and head.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from mha_explorer.core.display.colors import dim_color
-from mha_explorer.core.plan.tiles import FULL, PARTIAL, SKIPPED, TILE_STATE_NAMES
+from mha_explorer.core.plan.tile_kinds import FULL, PARTIAL, SKIPPED, TILE_STATE_NAMES
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.decode.paint import hatched, ink, normalised, ramp, size_bars, text
 from mha_explorer.qt.decode.stepping import SteppedView
+
+if TYPE_CHECKING:
+    import numpy as np  # the data's type; numpy itself loads with the first data (not at start-up)
 
 STATE_COLORS = {FULL: "#0072B2", PARTIAL: "#56B4E9"}
 LISTED_ROWS = 8  # m and l are written out for up to this many rows of the tile
@@ -38,13 +41,15 @@ class TilesView(SteppedView):
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self._states = np.zeros((0, 0), np.int8)
+        self._states: np.ndarray | None = None  # int8 [n_r, n_c] once set_data has run
         self._plan: Mapping = {}
         self._records: list[Mapping] = []
         self._index = 0
         self.setAccessibleName("Tiles: attention computed block by block")
 
     def set_data(self, states: np.ndarray, plan: Mapping, records: Sequence[Mapping] | None = None) -> None:
+        import numpy as np  # with the first data, not at start-up
+
         self._states = np.asarray(states, dtype=np.int8)
         self._plan = dict(plan)
         self._records = list(records or [])
@@ -53,7 +58,9 @@ class TilesView(SteppedView):
 
     @property
     def tile_count(self) -> int:
-        return len(self._records) if self._records else int(self._states.size)
+        if self._records:
+            return len(self._records)
+        return 0 if self._states is None else int(self._states.size)
 
     def tile_index(self) -> int:
         return self._index
@@ -137,6 +144,8 @@ class TilesView(SteppedView):
 
     def _visited(self) -> np.ndarray:
         """Bool grid: tiles the loop has reached up to the current one."""
+        import numpy as np  # loaded with the data (set_data)
+
         seen = np.zeros(self._states.shape, bool)
         if self._records:
             for rec in self._records[: self._index + 1]:
@@ -147,6 +156,8 @@ class TilesView(SteppedView):
 
     def _grid_image(self) -> QImage:
         """One pixel per tile: solid when reached, faint when not yet, grey when skipped."""
+        import numpy as np  # loaded with the data (set_data)
+
         rgba = np.zeros(self._states.shape + (4,), np.uint8)  # [n_r, n_c, RGBA]
         visited = self._visited()
         for state, color in STATE_COLORS.items():
@@ -160,6 +171,8 @@ class TilesView(SteppedView):
         return QImage(self._rgba.data, n_c, n_r, 4 * n_c, QImage.Format.Format_RGBA8888)
 
     def _paint_grid(self, p: QPainter, rect: QRectF) -> None:
+        import numpy as np  # loaded with the data (set_data)
+
         n_r, n_c = self._states.shape
         cell = min(rect.width() / max(1, n_c), rect.height() / max(1, n_r))
         grid = QRectF(rect.left(), rect.top(), cell * n_c, cell * n_r)
@@ -179,6 +192,8 @@ class TilesView(SteppedView):
         if rec is None:
             text(p, QRectF(rect.left(), rect.top(), rect.width(), line_h), "m, l: computed tiles not loaded")
             return
+        import numpy as np  # loaded with the data (set_data)
+
         (r0, r1), (c0, c1) = rec["rows"], rec["cols"]
         head = [f"rows {r0}–{r1 - 1} × keys {c0}–{c1 - 1}",
                 "skipped: m, l and the output are unchanged" if rec["state"] == SKIPPED else

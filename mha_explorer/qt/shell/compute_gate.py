@@ -75,6 +75,7 @@ class ComputeGate(QObject):
         c = self.window.controller
         self.held = self.hold_reason()
         c.start(compute=self.held is None)
+        self.window.preload_heads()  # beside torch's import, so the first heatmaps wait less
         if self.held is not None:
             self.button.show()
             self._say_held()

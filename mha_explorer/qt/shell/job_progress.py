@@ -15,7 +15,6 @@ from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, 
 
 SHOW_AFTER_MS = 500  # a job shorter than this is never announced
 WORDS = {  # what a person is waiting for, per kind of job
-    JobKind.warm_up: "loading PyTorch…",
     JobKind.layers: "reading every layer…",
     JobKind.ablation: "switching each head off…",
     JobKind.decode: "decoding step by step…",
@@ -23,7 +22,8 @@ WORDS = {  # what a person is waiting for, per kind of job
     JobKind.generate: "the model is writing…",
     JobKind.induction: "looking for induction heads…",
 }
-OWN_DISPLAY = {JobKind.trace}  # the trace has the status bar's main progress bar
+# the trace has the status bar's main progress bar, and its line says when it waits for torch
+OWN_DISPLAY = {JobKind.trace, JobKind.warm_up}
 
 
 def words_for(kind: str) -> str:

@@ -9,6 +9,10 @@ back from the actions.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
 
 WINDOW_TITLE = "MHA Explorer"
+HEADS_MODULE = "mha_explorer.qt.heads.heads_panel"  # with pyqtgraph and numpy under it
 
 
 class MainWindow(QMainWindow):
@@ -285,11 +290,20 @@ class MainWindow(QMainWindow):
         return written
 
     # the heads panel ---------------------------------------------------------------
+    def preload_heads(self) -> None:
+        """Import the heads panel's modules on a helper thread while torch loads on the jobs
+        thread: the first trace then finds pyqtgraph and numpy loaded instead of stopping the
+        event loop to import them (about a second on two busy cores) before the heatmaps show.
+        Only classes are defined there; the panel itself is built on the GUI thread."""
+        if self._heatmaps is None and HEADS_MODULE not in sys.modules:
+            threading.Thread(target=_import_quietly, args=(HEADS_MODULE,),
+                             name="mha-explorer-preload", daemon=True).start()
+
     @property
     def heatmaps(self):
         """The HeatmapPanel, built on first use."""
         if self._heatmaps is None:
-            from mha_explorer.qt.heads.heads_panel import HeatmapPanel
+            from mha_explorer.qt.heads.heads_panel import HeatmapPanel  # HEADS_MODULE
 
             self._heatmaps = HeatmapPanel(self.controller)
             self.docks["heatmaps"].setWidget(self._heatmaps)
@@ -320,3 +334,9 @@ class MainWindow(QMainWindow):
         app.setStyleSheet(sheet)  # the application looks as it did before this window
         app.setPalette(palette)
         super().closeEvent(event)
+
+
+def _import_quietly(name: str) -> None:
+    """A head start only: a failure here is met again, and reported, where the module is used."""
+    with contextlib.suppress(Exception):  # the GUI thread's own import raises it in context
+        importlib.import_module(name)

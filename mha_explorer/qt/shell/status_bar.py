@@ -51,6 +51,7 @@ class StatusBarView(QWidget):
         self.setObjectName("status_view")
         self._controller = controller
         self._running = False  # between compute_started and its outcome
+        self._engine_ready = False  # torch is loaded on the jobs thread (engine_loaded came)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 0, 4, 0)
         layout.setSpacing(14)
@@ -94,8 +95,7 @@ class StatusBarView(QWidget):
         controller.compute_started.connect(self._on_compute_started)
         controller.compute_progressed.connect(self._on_progress)
         controller.status_changed.connect(self._show_status)
-        controller.engine_loaded.connect(
-            lambda s: self._show_status(f"torch loaded in {format_seconds(s)}"))
+        controller.engine_loaded.connect(self._on_engine_loaded)
 
         self.device_label.setText("device: —")
         self.time_label.setText("not computed yet")
@@ -163,6 +163,17 @@ class StatusBarView(QWidget):
         self._running = True
         self.progress_bar.setValue(0)
         self._progress_delay.start()
+        # the first result waits for torch, then for the run: say which (later runs keep
+        # the last result's notes beside their progress bar)
+        if not self._engine_ready:
+            self._set_message("loading PyTorch…", NEUTRAL_TONE)
+        elif self._controller.trace is None:
+            self._set_message("computing…", NEUTRAL_TONE)
+
+    def _on_engine_loaded(self, seconds: float) -> None:
+        self._engine_ready = True
+        loaded = f"PyTorch loaded in {format_seconds(seconds)}"
+        self._show_status(f"{loaded}; computing…" if self._running else loaded)
 
     def _on_progress(self, fraction: float) -> None:
         self.progress_bar.setValue(int(round(fraction * 100)))

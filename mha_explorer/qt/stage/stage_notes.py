@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mha_explorer.core.display.head_maps import ATTENTION_STAGES, statistics_rows
-from mha_explorer.core.display.scaling import scaling_numbers
-from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.stages.catalog import ATTENTION_STAGES, StageId
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
@@ -43,6 +41,10 @@ def scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str:
         shown = scores[trace.batch_slot(batch_index)]  # [H, rows, S]
     except IndexError:
         return ""
+    # with a trace, numpy is in already; at start-up these would bring it in
+    from mha_explorer.core.display.head_maps import statistics_rows
+    from mha_explorer.core.display.scaling import scaling_numbers
+
     numbers = scaling_numbers(shown, trace.config.d_k)
     if numbers is None:
         return ""

@@ -13,7 +13,6 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from mha_explorer.core.display.decoder import InductionData
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.qt.colormaps import lookup_table
 from mha_explorer.qt.job_controls import JobControls
@@ -21,6 +20,7 @@ from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
+    from mha_explorer.core.display.decoder import InductionData
     from mha_explorer.qt.controller import Controller
     from mha_explorer.qt.jobs import Jobs
 
@@ -120,7 +120,12 @@ class InductionView(QWidget):
         self.summary.setText("Cancelled.")
 
     def _on_done(self, done: JobDone) -> None:
-        if done.kind != JobKind.induction or not isinstance(done.result, InductionData):
+        if done.kind != JobKind.induction:
+            return
+        # loaded by the job that made the answer; at start-up it would bring numpy in
+        from mha_explorer.core.display.decoder import InductionData
+
+        if not isinstance(done.result, InductionData):
             return
         self.controls.finish()
         d = done.result

@@ -16,7 +16,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from mha_explorer.core.config.rules import layer_fields
-from mha_explorer.core.display.layers import AblationData, LayersData
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
@@ -166,6 +165,11 @@ class LayersPanel(QWidget):
 
     def _on_done(self, done: JobDone) -> None:
         kind, result = done.kind, done.result
+        if kind not in (LAYERS_JOB, ABLATION_JOB):
+            return
+        # loaded by the job that made the answer; at start-up it would bring numpy in
+        from mha_explorer.core.display.layers import AblationData, LayersData
+
         if kind == LAYERS_JOB and isinstance(result, LayersData):
             if (result.model, result.tokens) != self._asked_maps:
                 return
