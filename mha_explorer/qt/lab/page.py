@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.lab.lesson import pruning_answer
+from mha_explorer.core.lab.lesson import head_count_story, pruning_answer
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.controls import LabControls
 from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
@@ -86,6 +86,7 @@ class LabPage(QWidget):
         self.maps, self.maps_heading = v.maps, v.maps_heading
         self.survivors, self.answer = v.survivors, v.answer
         self.comparison, self.ranking, self.pruning_plot = v.comparison, v.ranking, v.pruning_plot
+        self.tradeoff = v.tradeoff
         self.shown_run, self.tabs = v.shown_run, v.tabs
         self.shown_run.currentIndexChanged.connect(self._show_selected)
         outer = QHBoxLayout(self)
@@ -175,6 +176,7 @@ class LabPage(QWidget):
         self.comparison.setRowCount(0)
         self.ranking.setRowCount(0)
         self.answer.clear()
+        self.tradeoff.setText(head_count_story(0, []))  # the prompt to sweep
 
     def _pause(self, paused: bool) -> None:
         self.worker.set_paused(paused)
@@ -318,6 +320,8 @@ class LabPage(QWidget):
             later(f"pruning {name}", lambda: self.pruning_plot.set_curve(
                 name, share, pr["accuracy"], color, symbol="o"))
         later(f"table {name}", lambda: tables.fill_comparison(self.comparison, self._summaries))
+        later("tradeoff", lambda: self.tradeoff.setText(head_count_story(summary["d_model"], [
+            (h, s["final_accuracy"], s["steps_to_95"]) for h, s in self._summaries.items()])))
         later(f"selected {name}", lambda: self._add_shown_run(heads))
 
     def _add_shown_run(self, heads: int) -> None:
