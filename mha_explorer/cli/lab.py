@@ -56,7 +56,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add("--seed", dest="lab_seed", default="0", metavar="S", help="seed for weights and data (default 0)")
     add("--layers", dest="lab_layers", default="1", metavar="L", help="attention layers, 1 or 2 (default 1)")
     add("--mlp", dest="lab_mlp", action="store_true",
-        help="add a small MLP after each attention layer (the add task always has one)")
+        help="add a small MLP after each attention layer (add and subtract always have one)")
     add("--positions", dest="lab_positions", default="learned", choices=("learned", "sinusoidal"),
         help="how positions enter (default learned)")
     add("--ablate", dest="lab_ablate", action="store_true", help="zero one head at a time; accuracy drops")
