@@ -342,7 +342,9 @@ class LabPage(QWidget):
         later("entropy", lambda: self._draw_entropy(summary["entropy_steps"], summary["entropy"]))
         ab, pr = summary.get("ablation"), summary.get("pruning")
         later("ranking", lambda: tables.fill_ranking(self.ranking, ab))
-        later("phase curves", lambda: self.views.phase.show_summary(summary))
+        for key, part in zip(("phase loss", "phase scores", "phase words"),
+                             self.views.phase.summary_parts(summary), strict=True):
+            later(key, part)
         later("phase maps", lambda: self.views.phase.show_maps(summary))
         if pr:
             later("answer", lambda: self.answer.setText(pruning_answer(heads, pr)))
