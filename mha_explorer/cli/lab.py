@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mha_explorer.cli.common import fail
 from mha_explorer.console import emit
+from mha_explorer.core.lab.lesson import head_count_story
 from mha_explorer.core.lab.tasks import TASKS
 
 EXIT_USAGE = 2
@@ -55,7 +56,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add("--seed", dest="lab_seed", default="0", metavar="S", help="seed for weights and data (default 0)")
     add("--layers", dest="lab_layers", default="1", metavar="L", help="attention layers, 1 or 2 (default 1)")
     add("--mlp", dest="lab_mlp", action="store_true",
-        help="add a small MLP after each attention layer (the add task always has one)")
+        help="add a small MLP after each attention layer (add and subtract always have one)")
     add("--positions", dest="lab_positions", default="learned", choices=("learned", "sinusoidal"),
         help="how positions enter (default learned)")
     add("--ablate", dest="lab_ablate", action="store_true", help="zero one head at a time; accuracy drops")
@@ -137,7 +138,7 @@ def lab_report(task: str, runs, ablations, prunings) -> dict:
     }
 
 
-def format_table(report: dict, prunings) -> str:
+def format_table(report: dict, prunings, d_model: int) -> str:
     lines = [f"task {report['task']}",
              f"{'heads':>5}  {'final acc':>9}  {'steps to 95%':>12}  {'mean entropy (bits)':>19}"
              f"  {'prefix matching':>15}" + ("  removable" if prunings else "")]
@@ -149,6 +150,9 @@ def format_table(report: dict, prunings) -> str:
         tail = f"  {prunings[i].removable:>9}" if prunings else ""
         lines.append(f"{r['heads']:>5}  {r['final_accuracy']:>9.1%}  {steps:>12}  {mean:>19.2f}"
                      f"  {prefix:>15.2f}{tail}")
+    if len(report["runs"]) > 1:
+        lines.append(head_count_story(d_model, [(r["heads"], r["final_accuracy"], r["steps_to_95"])
+                                                for r in report["runs"]]))
     if prunings:
         lines.append("removable: heads pruned before held-out accuracy fell more than 1 point; chosen on "
                      "one held-out set, measured on another")
@@ -237,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
             _save(opts["out"], report, runs, ablations, prunings)
         except (OSError, ValueError) as exc:
             return fail(f"could not write to {shown(opts['out'])}: {getattr(exc, 'strerror', None) or exc}")
-    emit(json.dumps(report) if args.lab_json else format_table(report, prunings))
+    emit(json.dumps(report) if args.lab_json else format_table(report, prunings, opts["d_model"]))
     return 0
 
 

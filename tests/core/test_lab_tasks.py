@@ -80,6 +80,15 @@ def test_add_sums_two_places_modulo_the_vocabulary():
     assert scored[0, 4:].all()
 
 
+def test_subtract_takes_the_later_place_from_the_earlier_one():
+    inputs, targets, scored = build("subtract", DRAWS, VOCAB)
+    assert inputs[0, 4:].tolist() == [BLANK] * 4
+    # slot i: symbol i - symbol i + 2, wrapping round (3-4, 0-1, 4-3, 1-0), modulo 5:
+    # unlike add, swapping the two places changes the answer
+    assert targets[0, 4:].tolist() == [4, 4, 1, 1]
+    assert scored[0, 4:].all()
+
+
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_scored_answer_follows_the_rule_for_random_batches(name):
     draws = np.random.default_rng(7).integers(0, 9, size=(50, 12))
@@ -88,7 +97,8 @@ def test_every_scored_answer_follows_the_rule_for_random_batches(name):
     for b in range(50):
         src = [int(v) for v in draws[b, :n]]
         rule = {"copy": src, "reverse": src[::-1], "sort": sorted(src),
-                "add": [(src[i] + src[(i + n // 2) % n]) % 9 for i in range(n)]}
+                "add": [(src[i] + src[(i + n // 2) % n]) % 9 for i in range(n)],
+                "subtract": [(src[i] - src[(i + n // 2) % n]) % 9 for i in range(n)]}
         for t in range(12):
             if not scored[b, t]:
                 continue

@@ -29,7 +29,9 @@ def _maps(n: int, seed: int = 0) -> np.ndarray:
 
 def _show(qtbot, grid, maps):
     grid.show_maps(maps, [f"head {i}" for i in range(len(maps))], LABELS)
-    qtbot.waitUntil(lambda: grid.cell_count() == len(maps))
+    # cells that moved are painted a few per event-loop turn: wait until all are shown
+    qtbot.waitUntil(lambda: grid.cell_count() == len(maps) and grid.revealed())
+    assert all(cell.isVisible() for cell in grid.cells())
 
 
 def test_each_head_gets_its_own_map_with_queries_down_and_keys_across(qtbot, grid):

@@ -42,6 +42,11 @@ def test_a_sweep_fills_the_table_the_pruning_answer_and_the_survivors(page, qtbo
     assert page.answer.text().startswith("2 heads:")
     survivors = page.answer.text().split("survivors: ")[1]
     assert page.survivors.cell_count() == (0 if survivors == "none" else len(survivors.split(", ")))
+    # the Comparison tab reads the trade-off off this sweep: d_k per count, each run's outcome
+    tradeoff = page.tradeoff.text()
+    assert "d_model 8" in tradeoff and "1 head (d_k 8)" in tradeoff and "2 heads" in tradeoff
+    if page.comparison.item(0, 1).text() == "not reached":
+        assert "1 head (d_k 8) ended at" in tradeoff
     written = page.export_to(str(tmp_path / "out"))
     names = {p.name for p in written}
     assert {"lab-comparison.csv", "lab-pruning.csv", "lab-loss.png", "lab-pruning.svg"} <= names

@@ -94,3 +94,53 @@ def pruning_answer(heads: int, pruning: dict) -> str:
     return (f"{heads} heads: {k} of {total} ({k / total:.0%}) can be removed before held-out accuracy "
             f"drops more than 1 point (from {pruning['accuracy'][0]:.1%}, measured on fresh data); "
             f"survivors: {survivors}")
+
+
+
+def head_count_story(d_model: int, runs: list[tuple[int, float, int | None]]) -> str:
+    """The course's trade-off, read off a sweep: ``runs`` as (heads, final accuracy, steps to
+    95 % or None), d_model fixed, so each head has d_k = d_model / h dimensions. Names the
+    count that learned it first and what fewer and more heads cost against it."""
+    if len(runs) < 2:
+        return "Sweep several head counts (d_model fixed) to see what the number of heads costs."
+    runs = sorted(runs)
+
+    def rank(run: tuple[int, float, int | None]) -> tuple[int, float]:
+        _h, accuracy, steps = run
+        return (0, steps) if steps is not None else (1, -accuracy)  # reached 95 % first, then best
+
+    best = min(runs, key=rank)
+    words = [f"d_model {d_model} split h ways gives each head d_k = {d_model}/h dimensions."]
+    if best[2] is None:
+        words.append("No count reached 95 % in these steps: " + _costs(runs, best, d_model)
+                     + "; more steps would show what each count costs.")
+        return " ".join(words)
+    words.append(f"First to 95 %: {_count(best[0])} (d_k {d_model // best[0]}), at step {best[2]}.")
+    few = [r for r in runs if r[0] < best[0]]
+    many = [r for r in runs if r[0] > best[0]]
+    if few:
+        words.append("Fewer heads: " + _costs(few, best, d_model) + ". One head mixes every place it "
+                     "reads into one weighted average; fewer heads keep fewer places apart.")
+    if many:
+        words.append("More heads: " + _costs(many, best, d_model) + ". Each head has fewer dimensions "
+                     "for what it fetches.")
+    return " ".join(words)
+
+
+def _count(heads: int) -> str:
+    return f"{heads} head{'s' if heads > 1 else ''}"
+
+
+def _costs(runs: list[tuple[int, float, int | None]], best: tuple[int, float, int | None],
+           d_model: int) -> str:
+    """What each run cost against the best: the accuracy it stopped at, or the extra steps."""
+    parts = []
+    for heads, accuracy, steps in runs:
+        if steps is None:
+            cost = f"ended at {100 * accuracy:.0f} %"
+        elif best[2] is not None:
+            cost = f"95 % at step {steps} ({steps - best[2]:+d})"
+        else:
+            cost = f"95 % at step {steps}"
+        parts.append(f"{_count(heads)} (d_k {d_model // heads}) {cost}")
+    return "; ".join(parts)

@@ -66,6 +66,7 @@ def run_summary(run, ablation=None, pruning=None, circuit=None) -> dict:
     heads = run.spec.layers * run.spec.heads
     out = {
         "heads": run.spec.heads, "layers": run.spec.layers, "task": run.spec.task,
+        "d_model": run.spec.d_model,
         "curve": np.array(run.curve, dtype=np.float64).reshape(-1, 3),  # [points, 3]: step, loss, acc
         "entropy_steps": np.array([s for s, _ in run.entropy], dtype=np.int64),
         "entropy": np.array([b for _, b in run.entropy], dtype=np.float64),  # [points, heads]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BLANK = "_"  # the answer slots of copy, reverse, sort and add
+BLANK = "_"  # the answer slots of copy, reverse, sort, add and subtract
 MIN_REPEAT = 3  # the shortest repeated run of the induction task
 LAYOUT_DRAWS = 3  # random whole numbers per sequence for the tasks that place a repeat
 
@@ -42,6 +42,9 @@ TASKS: dict[str, Task] = {t.name: t for t in (
     Task("sort", "Read n symbols, then write them in ascending order into the blank slots."),
     Task("add", "Read n symbols as numbers (a = 0, b = 1, ...); blank slot i gets symbol i plus "
          "symbol i + n/2 (wrapping round), modulo the vocabulary: two places at once.",
+         vocab=10, n=8, d_model=64, steps=800, mlp=True),
+    Task("subtract", "Read n symbols as numbers (a = 0, b = 1, ...); blank slot i gets symbol i minus "
+         "symbol i + n/2 (wrapping round), modulo the vocabulary: two places, and their order matters.",
          vocab=10, n=8, d_model=64, steps=800, mlp=True),
 )}
 
@@ -107,10 +110,11 @@ def build(name: str, draws: np.ndarray, vocab: int, layout: np.ndarray | None = 
     targets = np.zeros((B, T), np.int64)
     scored = np.zeros((B, T), bool)
     source = inputs[:, :n]  # [B, n]
-    if name in ("copy", "reverse", "sort", "add"):
+    if name in ("copy", "reverse", "sort", "add", "subtract"):
         inputs[:, n:] = blank
+        partner = np.roll(source, -(n // 2), axis=1)  # [B, n]: symbol i + n/2, wrapping round
         answer = {"copy": source, "reverse": source[:, ::-1], "sort": np.sort(source, axis=1),
-                  "add": (source + np.roll(source, -(n // 2), axis=1)) % vocab}[name]
+                  "add": (source + partner) % vocab, "subtract": (source - partner) % vocab}[name]
         targets[:, n:] = answer
         scored[:, n:] = True
     elif name == "previous-token":

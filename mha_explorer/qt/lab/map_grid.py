@@ -72,6 +72,8 @@ class MapCell(pg.GraphicsLayout):
             axis.setTextPen(ink)
             # drawn once into a pixmap: a refreshed map repaints without re-laying its text
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.left.setWidth(LEFT_AXIS_PX)  # fixed: a map is made square before its axes are filled
+        self.bottom.setHeight(BOTTOM_AXIS_PX)
         self.addItem(self.left, row=1, col=0)
         self.addItem(self.view, row=1, col=1)
         self.addItem(self.bottom, row=2, col=1)
@@ -80,6 +82,16 @@ class MapCell(pg.GraphicsLayout):
         self.view.addItem(self.image)
         self.token_names: tuple[list[str], list[str]] = ([], [])  # printed down the left, along the bottom
         self.full_title, self.compact = "", False
+        self.pending: tuple | None = None  # (tokens, labels, step, left, bottom) not yet applied
+
+    def apply_pending(self) -> None:
+        """The map's range and axes as last arranged (for a cell that waited, transparent)."""
+        if self.pending is not None:
+            tokens, labels, step, left, bottom = self.pending
+            self.pending = None
+            self.set_size(tokens)
+            self.set_ticks(labels, step, left, bottom)
+            self._show_title()
 
     def set_size(self, tokens: int) -> None:
         self.view.setRange(xRange=(0, tokens), yRange=(0, tokens), padding=0)
@@ -88,8 +100,6 @@ class MapCell(pg.GraphicsLayout):
         """Token names every ``step``-th position on the outer axes; the inner ones keep
         their room (every map the same size) but print nothing."""
         ticks = [(j + 0.5, labels[j]) for j in spaced_positions(len(labels), step)] if labels else []
-        self.left.setWidth(LEFT_AXIS_PX)
-        self.bottom.setHeight(BOTTOM_AXIS_PX)
         self.token_names = ([t for _, t in ticks] if left else [], [t for _, t in ticks] if bottom else [])
         for axis, names in zip((self.left, self.bottom), self.token_names, strict=True):
             axis.setTicks([ticks if names else []])
@@ -107,6 +117,8 @@ class MapCell(pg.GraphicsLayout):
         self._show_title()
 
     def _show_title(self) -> None:
+        if self.pending is not None:  # a waiting cell's title is set when its turn comes
+            return
         text = self.full_title.replace("head ", "") if self.compact else self.full_title
         if self.title.text != text:
             self.title.setText(text, size=TITLE_SIZE, color=self.ink)
@@ -117,6 +129,9 @@ class MapGrid(pg.GraphicsLayoutWidget):
 
     NEW_CELLS_PER_TURN = 2
     TURN_MS = 4
+    # cells that moved are painted this many per event-loop turn: painting all 16 maps with
+    # their axes at once, after the grid changed shape, held a turn about 30 ms
+    REVEAL_PER_TURN = 4
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent=parent)
@@ -129,6 +144,7 @@ class MapGrid(pg.GraphicsLayoutWidget):
         self._tokens = 0
         self._labels: list[str] | None = None
         self._later: tuple | None = None  # maps still waiting for cells
+        self._unrevealed: list[MapCell] = []  # placed, waiting for their turn to be painted
         self._target = 0  # cells to make ahead of time
         self.ci.setContentsMargins(*(GRID_MARGIN_PX,) * 4)
         self.ci.layout.setSpacing(GRID_SPACING_PX)
@@ -185,10 +201,15 @@ class MapGrid(pg.GraphicsLayoutWidget):
         for i in range(len(self._placed), count):
             cell = self._pool[i]
             layout.addItem(cell, i // columns, i % columns)
+            # laid out at once, but transparent (Qt does not paint it) until its turn
+            cell.setOpacity(0.0)
             cell.setVisible(True)
             self._placed.append(cell)
-        for cell in self._placed:
-            cell.set_size(self._tokens)
+            self._unrevealed.append(cell)
+        placed = set(self._placed)
+        self._unrevealed = [c for c in dict.fromkeys(self._unrevealed) if c in placed]
+        if self._unrevealed:
+            QTimer.singleShot(0, self, self._reveal)
         self._apply_ticks()
 
     def _apply_ticks(self) -> None:
@@ -209,9 +230,27 @@ class MapGrid(pg.GraphicsLayoutWidget):
             layout.setAlignment(cell, Qt.AlignmentFlag.AlignCenter)
             left = i % columns == 0
             bottom = i + columns >= count  # nothing under it in its column
-            cell.set_ticks(self._labels, step, left, bottom)
+            cell.pending = (self._tokens, self._labels, step, left, bottom)
+            if cell not in self._unrevealed:  # a waiting cell gets its axes when its turn comes
+                cell.apply_pending()
         # the grid may have been capped by the cells' old sizes: give it the view again
         self.ci.setGeometry(self.range)
+
+    def _reveal(self) -> None:
+        """Show the next few placed cells; the rest in later turns."""
+        if self.closed:  # the scene has deleted the cells
+            return
+        k = self.REVEAL_PER_TURN
+        now, self._unrevealed = self._unrevealed[:k], self._unrevealed[k:]
+        for cell in now:
+            cell.apply_pending()
+            cell.setOpacity(1.0)
+        if self._unrevealed:
+            QTimer.singleShot(0, self, self._reveal)
+
+    def revealed(self) -> bool:
+        """Every placed cell is shown (none waits for its turn)."""
+        return not self._unrevealed
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         # not the sum of its cells: beside the curves, the grid takes the room it is given

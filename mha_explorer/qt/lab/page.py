@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.lab.lesson import pruning_answer
+from mha_explorer.core.lab.lesson import head_count_story, pruning_answer
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.controls import LabControls
 from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
@@ -86,6 +86,7 @@ class LabPage(QWidget):
         self.maps, self.maps_heading = v.maps, v.maps_heading
         self.survivors, self.answer = v.survivors, v.answer
         self.comparison, self.ranking, self.pruning_plot = v.comparison, v.ranking, v.pruning_plot
+        self.tradeoff = v.tradeoff
         self.shown_run, self.tabs = v.shown_run, v.tabs
         self.shown_run.currentIndexChanged.connect(self._show_selected)
         outer = QHBoxLayout(self)
@@ -166,15 +167,19 @@ class LabPage(QWidget):
         self._live.clear()
         self._order.clear()
         self.shown_run.clear()
-        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.pruning_plot):
-            plot.clear_curves()
-        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot):
-            plot.fix_x(steps)
-        self.views.phase.clear()
-        self.views.phase.fix_x(steps)
+        # each plot empties in its own event-loop turn, ahead of the new runs' updates
+        # (emptied together they held the loop about 30 ms when a sweep started)
+        for name, plot in (("loss", self.loss_plot), ("accuracy", self.accuracy_plot),
+                           ("entropy", self.entropy_plot)):
+            self._refresh.schedule(f"reset {name}",
+                                   lambda plot=plot: (plot.clear_curves(), plot.fix_x(steps)))
+        phase = self.views.phase
+        self._refresh.schedule("reset phase", lambda: (phase.clear(), phase.fix_x(steps)))
+        self._refresh.schedule("reset pruning", self.pruning_plot.clear_curves)
         self.comparison.setRowCount(0)
         self.ranking.setRowCount(0)
         self.answer.clear()
+        self.tradeoff.setText(head_count_story(0, []))  # the prompt to sweep
 
     def _pause(self, paused: bool) -> None:
         self.worker.set_paused(paused)
@@ -318,6 +323,8 @@ class LabPage(QWidget):
             later(f"pruning {name}", lambda: self.pruning_plot.set_curve(
                 name, share, pr["accuracy"], color, symbol="o"))
         later(f"table {name}", lambda: tables.fill_comparison(self.comparison, self._summaries))
+        later("tradeoff", lambda: self.tradeoff.setText(head_count_story(summary["d_model"], [
+            (h, s["final_accuracy"], s["steps_to_95"]) for h, s in self._summaries.items()])))
         later(f"selected {name}", lambda: self._add_shown_run(heads))
 
     def _add_shown_run(self, heads: int) -> None:
@@ -335,7 +342,9 @@ class LabPage(QWidget):
         later("entropy", lambda: self._draw_entropy(summary["entropy_steps"], summary["entropy"]))
         ab, pr = summary.get("ablation"), summary.get("pruning")
         later("ranking", lambda: tables.fill_ranking(self.ranking, ab))
-        later("phase curves", lambda: self.views.phase.show_summary(summary))
+        for key, part in zip(("phase loss", "phase scores", "phase words"),
+                             self.views.phase.summary_parts(summary), strict=True):
+            later(key, part)
         later("phase maps", lambda: self.views.phase.show_maps(summary))
         if pr:
             later("answer", lambda: self.answer.setText(pruning_answer(heads, pr)))

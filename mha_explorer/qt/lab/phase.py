@@ -104,18 +104,36 @@ class PhaseView(QWidget):
 
     def show_summary(self, summary: dict) -> None:
         """The run's curves, its circuit in words, and this session's runs by layers."""
+        for part in self.summary_parts(summary):
+            part()
+
+    def summary_parts(self, summary: dict) -> list:
+        """``show_summary`` as three calls a page can run in separate event-loop turns (the
+        loss curve, the score curves, the words): drawn at once they held the loop ~50 ms."""
         heads, layers = summary["heads"], summary["layers"]
-        curve = summary["curve"]
-        self.clear()
-        if len(summary["score_steps"]):
-            self.show_curves(summary["score_steps"], curve[:, 1], curve[:, 2],
-                             best_per_step(summary["prefix"], heads, -1),
-                             best_per_step(summary["previous"], heads, 0), layers, f"h={heads}")
-        self.story.setText(circuit_story(summary))
-        c = summary.get("circuit")
-        if c:
-            self._by_layers[(summary["task"], layers)] = (summary["final_accuracy"], c["induction_score"])
-            self.session.setText(self._session_line(summary["task"]))
+        curve, steps = summary["curve"], summary["score_steps"]
+
+        def loss() -> None:
+            self.loss_plot.clear_curves()
+            if len(steps):
+                self.show_loss(steps, curve[:, 1], f"h={heads}")
+
+        def scores() -> None:
+            self.score_plot.clear_curves()
+            for line in self.markers:
+                line.setVisible(False)
+            if len(steps):
+                self.show_scores(steps, curve[:, 1], curve[:, 2], best_per_step(summary["prefix"], heads, -1),
+                                 best_per_step(summary["previous"], heads, 0), layers)
+
+        def words() -> None:
+            self.story.setText(circuit_story(summary))
+            c = summary.get("circuit")
+            if c:
+                self._by_layers[(summary["task"], layers)] = (summary["final_accuracy"], c["induction_score"])
+                self.session.setText(self._session_line(summary["task"]))
+
+        return [loss, scores, words]
 
     def show_maps(self, summary: dict) -> None:
         """The induction head's map and the previous-token head's it reads, on the probe."""

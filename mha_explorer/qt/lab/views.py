@@ -54,6 +54,8 @@ class LabViews(QWidget):
                           headed(self.maps_heading, self.maps))
         self.comparison = QTableWidget(0, len(tables.COMPARISON_COLUMNS))
         self.comparison.setHorizontalHeaderLabels(tables.COMPARISON_COLUMNS)
+        self.tradeoff = QLabel("Sweep several head counts to see what the number of heads costs.",
+                               wordWrap=True, objectName="head_count_tradeoff")
         self.ranking = QTableWidget(0, 3)
         self.ranking.setHorizontalHeaderLabels(("rank", "head", "accuracy drop"))
         self.ranking.verticalHeader().hide()  # the rank column numbers the rows
@@ -81,7 +83,7 @@ class LabViews(QWidget):
         self.phase = PhaseView()
         self.tabs = QTabWidget()
         self.tabs.addTab(training, "Training")
-        self.tabs.addTab(self.comparison, "Comparison")
+        self.tabs.addTab(headed(self.tradeoff, self.comparison), "Comparison")
         self.tabs.addTab(pruning, "Ablation && pruning")
         self.tabs.addTab(self.phase, "Induction circuit")
         self.shown_run = QComboBox()
