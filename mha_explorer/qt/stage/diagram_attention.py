@@ -30,6 +30,7 @@ from mha_explorer.qt.stage.diagram_compose import (
 from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
+GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this much past K_MAX
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
 GAP_X, GAP_Y = 18, 18
 TILE, TILE_GAP = 30, 4
@@ -97,8 +98,8 @@ def weighted_note(ctx: StageContext) -> str:
 
 
 def note_room(ctx: StageContext) -> float:
-    """Height the tallest of the three stages' notes takes, so the grid can keep one
-    size through all three."""
+    """Height the tallest of the three stages' notes takes, so the grid's place does
+    not jump with the length of a stage's note."""
     width = ctx.width - 2 * style.MARGIN
     return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
 
@@ -115,21 +116,35 @@ def _k_with(ctx: StageContext, left: float, top: float) -> float:
     return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
 
 
-def token_bands(ctx: StageContext) -> tokens.TokenBands:
-    """Room for the words around the grid; the key words stand upright when they
-    fit their columns at the scale that room leaves, else they are turned."""
+def _k_alone(ctx: StageContext, left: float, top: float) -> float:
+    """The grid's scale at softmax, where no operand shares the room: the grid
+    alone takes the height Kᵀ (or V) and the grid share at the other two stages,
+    so the weights a class reads there are drawn larger."""
     cfg = ctx.config
+    uT, uS = style.units(cfg.T), style.units(cfg.S)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - left - _right_w(ctx)
+    room_h = ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
+    return max(2.0, min(K_MAX * GROWTH_ALONE, free_w / max(uS, 1), (room_h - top) / uT))
+
+
+def token_bands(ctx: StageContext, alone: bool = False) -> tokens.TokenBands:
+    """Room for the words around the grid; the key words stand upright when they
+    fit their columns at the scale that room leaves, else they are turned.
+    ``alone``: for the grid drawn without operands (softmax)."""
+    cfg = ctx.config
+    scale = _k_alone if alone else _k_with
 
     def upright_fits(left: float, top: float) -> bool:
         _, kv = tokens.token_names(ctx)
-        pitch = style.side(cfg.S, _k_with(ctx, left, top)) / cfg.S
+        pitch = style.side(cfg.S, scale(ctx, left, top)) / cfg.S
         return tokens.widest(kv) + tokens.LABEL_AIR <= pitch
 
     return tokens.bands(ctx, upright_fits)
 
 
 def attention_k(ctx: StageContext) -> float:
-    """One scale for the three attention stages, so the grid keeps its size."""
+    """One scale for scores and the weighted sum, so the grid keeps its size beside
+    its operands (softmax, alone, draws it larger: the slide between stretches it)."""
     bands = token_bands(ctx)
     return _k_with(ctx, bands.left, bands.top)
 
@@ -138,6 +153,16 @@ def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[floa
     x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w - _right_w(ctx)) / 2) + _left_w(ctx)
     y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
     return x, y
+
+
+def softmax_rect(ctx: StageContext) -> QRectF:
+    """The weights grid alone, as large as the canvas lets it be; its words beside it."""
+    cfg = ctx.config
+    bands = token_bands(ctx, alone=True)
+    k = _k_alone(ctx, bands.left, bands.top)
+    gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
+    x, y = _origin(ctx, bands.left + gw, top_space() + bands.top + gh + bottom_space())
+    return QRectF(x + bands.left, y + top_space() + bands.top, gw, gh)
 
 
 def scores_cross(ctx: StageContext) -> Cross:
@@ -290,10 +315,10 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
 
 def build_softmax(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    rect = scores_cross(ctx).result
+    rect = softmax_rect(ctx)
     spec = ctx.plan.stage(StageId.softmax).tensor("weights")
     _grid(c, rect, StageId.softmax, "weights")
-    bands = token_bands(ctx)
+    bands = token_bands(ctx, alone=True)
     tokens.draw(c, rect, bands)
     dims = ctx.plan.dims
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
