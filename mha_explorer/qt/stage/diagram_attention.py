@@ -31,6 +31,9 @@ from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
 GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this much past K_MAX
+SUM_PT = 14  # 'Σ=1' beside each row
+SUM_ROW_MIN = 22  # rows at least this tall carry their own 'Σ=1'; else one line under the grid
+SUMS_ROWS_MAX = 16
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
 GAP_X, GAP_Y = 18, 18
 TILE, TILE_GAP = 30, 4
@@ -122,9 +125,21 @@ def _k_alone(ctx: StageContext, left: float, top: float) -> float:
     so the weights a class reads there are drawn larger."""
     cfg = ctx.config
     uT, uS = style.units(cfg.T), style.units(cfg.S)
-    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - left - _right_w(ctx)
-    room_h = ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - left - _sums_w()
+    room_h = ctx.height - 2 * style.MARGIN - _below_alone(ctx) - note_room(ctx)
     return max(2.0, min(K_MAX * GROWTH_ALONE, free_w / max(uS, 1), (room_h - top) / uT))
+
+
+def _sums_w() -> float:
+    """Room right of softmax's grid: the rows' 'Σ=1' (the B and H chips sit at its top
+    left, and 'every row: Σ=1' goes under it, so a narrow pane keeps its width for the grid)."""
+    return text_width("Σ=1", SUM_PT, True) + style.GAP + 4
+
+
+def _below_alone(ctx: StageContext) -> float:
+    """Above softmax's grid its chips, under it the caption, the head and the sums' line."""
+    lines = 2 if ctx.config.H > 1 else 1
+    return top_space() + bottom_space() + lines * text_height(style.LABEL_PT) + 8
 
 
 def token_bands(ctx: StageContext, alone: bool = False) -> tokens.TokenBands:
@@ -161,7 +176,9 @@ def softmax_rect(ctx: StageContext) -> QRectF:
     bands = token_bands(ctx, alone=True)
     k = _k_alone(ctx, bands.left, bands.top)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    x, y = _origin(ctx, bands.left + gw, top_space() + bands.top + gh + bottom_space())
+    content_w, content_h = bands.left + gw + _sums_w(), _below_alone(ctx) + bands.top + gh
+    x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w) / 2) + _left_w(ctx)
+    y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
     return QRectF(x + bands.left, y + top_space() + bands.top, gw, gh)
 
 
@@ -303,14 +320,14 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
     hidden = hidden_from(cfg)
     row_h = rect.height() / cfg.T
     x = rect.right() + style.GAP
-    if cfg.T <= 16 and row_h >= 22:
+    if cfg.T <= SUMS_ROWS_MAX and row_h >= SUM_ROW_MIN:
         for i in range(cfg.T):
             empty = hidden is not None and hidden[i] == 0
             c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
-                   points=14, bold=True, color=c.ink.muted if empty else c.ink.ink)
-    else:
-        c.text("sum.all", "every row: Σ=1", x, rect.center().y(), "cl", points=style.LABEL_PT,
-               bold=True)
+                   points=SUM_PT, bold=True, color=c.ink.muted if empty else c.ink.ink)
+    else:  # under the grid's caption (and head line): beside it, it took the grid's width
+        c.text("sum.all", "every row: Σ=1", rect.center().x(),
+               c.bottom_of("grid.caption", "grid.head") + 4, "tc", points=style.LABEL_PT, bold=True)
 
 
 def build_softmax(c: Composer) -> None:
