@@ -45,6 +45,8 @@ def probe(screen, folder: Path) -> dict:
     buttons = [b.mapToGlobal(b.rect().topLeft()) for b in window.stepper.stage_buttons.values()]
     ends = [b.mapToGlobal(b.rect().bottomRight()) for b in window.stepper.stage_buttons.values()]
     cells = window.heatmaps.cells
+    diagram = window.stage_view.diagram
+    grid = diagram.mapFromScene(diagram.items_by_key()["grid"].sceneBoundingRect()).boundingRect()
     result = {
         "screen": [area.width(), area.height()],
         "window": [window.geometry().x(), window.geometry().y(),
@@ -60,6 +62,7 @@ def probe(screen, folder: Path) -> dict:
         "axis_pt": (cells[0].left_axis.style["tickFont"] or window.font()).pointSizeF()
         if cells else None,
         "map_px": [min(c.vb.width(), c.vb.height()) for c in cells],
+        "grid_px": min(grid.width(), grid.height()),  # the diagram's softmax weights
         # the chosen head, large: its map's height and width; every head in sight, unscrolled
         "focus_px": [window.heatmaps.focus.vb.height(), window.heatmaps.focus.vb.width()],
         "focus_visible": window.heatmaps.focus.isVisible(),
