@@ -35,7 +35,7 @@ def test_every_line_of_the_stage_header_shows_whole(qtbot, make_window, size):
     for stage in STAGE_IDS:  # the explanations differ in length from stage to stage
         window.controller.set_stage(stage)
 
-        def whole() -> None:
+        def whole(stage: str = stage) -> None:
             assert box.verticalScrollBar().maximum() == 0, (stage, box.height())
             for label in _shown_labels(view):  # each label as tall as its wrapped text
                 assert label.height() >= label.heightForWidth(label.width()), (stage, label.text())

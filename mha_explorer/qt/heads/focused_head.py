@@ -165,8 +165,9 @@ class PresentingMaps:
         spacing = self.layout().spacing()
         room_w = (self.width() - outer.left() - outer.right() - self.bar_view.sizeHint().width()
                   - 2 * spacing)
-        above = sum(w.sizeHint().height() + spacing for w in (self.batch_spin,)) + spacing
-        room_h = self.height() - outer.top() - outer.bottom() - above
+        # the controls' row above the maps (the caption is hidden in presentation)
+        room_h = (self.height() - outer.top() - outer.bottom() - self.batch_spin.sizeHint().height()
+                  - 2 * spacing)
         # the large map's own words: the axes line over it, its title, the names beside and under
         names_w = max(self.focus.left_axis.width(), self.focus.title.fontMetrics().averageCharWidth() * 8)
         names_h = (self.focus_words.sizeHint().height() + self.focus.title.sizeHint().height()
