@@ -123,23 +123,40 @@ def _k_alone(ctx: StageContext, left: float, top: float) -> float:
     """The grid's scale at softmax, where no operand shares the room: the grid
     alone takes the height Kᵀ (or V) and the grid share at the other two stages,
     so the weights a class reads there are drawn larger."""
+    return _k_fit(ctx, left, top, _sums_beside_fit(ctx, left, top))
+
+
+def _k_fit(ctx: StageContext, left: float, top: float, beside: bool) -> float:
+    """Softmax's scale with the rows' sums ``beside`` the grid, or on a line under it."""
     cfg = ctx.config
     uT, uS = style.units(cfg.T), style.units(cfg.S)
-    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - left - _sums_w()
-    room_h = ctx.height - 2 * style.MARGIN - _below_alone(ctx) - note_room(ctx)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - left - (_sums_w() if beside else 0.0)
+    room_h = ctx.height - 2 * style.MARGIN - _around_alone(ctx, not beside) - note_room(ctx)
     return max(2.0, min(K_MAX * GROWTH_ALONE, free_w / max(uS, 1), (room_h - top) / uT))
 
 
+def _rows_carry_sums(cfg, row_h: float) -> bool:
+    return cfg.T <= SUMS_ROWS_MAX and row_h >= SUM_ROW_MIN
+
+
+def _sums_beside_fit(ctx: StageContext, left: float, top: float) -> bool:
+    """Whether the rows are tall enough for a 'Σ=1' each when room is kept for them;
+    else 'every row: Σ=1' goes under the grid and the grid takes the width (beside
+    it, at presentation's type floor, that line took most of a narrow pane)."""
+    cfg = ctx.config
+    k = _k_fit(ctx, left, top, True)
+    return _rows_carry_sums(cfg, style.side(cfg.T, k) / cfg.T)
+
+
 def _sums_w() -> float:
-    """Room right of softmax's grid: the rows' 'Σ=1' (the B and H chips sit at its top
-    left, and 'every row: Σ=1' goes under it, so a narrow pane keeps its width for the grid)."""
+    """Room right of softmax's grid for the rows' 'Σ=1' (the B and H chips sit at its top left)."""
     return text_width("Σ=1", SUM_PT, True) + style.GAP + 4
 
 
-def _below_alone(ctx: StageContext) -> float:
-    """Above softmax's grid its chips, under it the caption, the head and the sums' line."""
-    lines = 2 if ctx.config.H > 1 else 1
-    return top_space() + bottom_space() + lines * text_height(style.LABEL_PT) + 8
+def _around_alone(ctx: StageContext, sums_line: bool) -> float:
+    """Above softmax's grid its chips; under it the caption, the head, and the sums' line."""
+    lines = int(ctx.config.H > 1) + int(sums_line)
+    return top_space() + bottom_space() + lines * (text_height(style.CAPTION_PT) + 4)
 
 
 def token_bands(ctx: StageContext, alone: bool = False) -> tokens.TokenBands:
@@ -174,9 +191,11 @@ def softmax_rect(ctx: StageContext) -> QRectF:
     """The weights grid alone, as large as the canvas lets it be; its words beside it."""
     cfg = ctx.config
     bands = token_bands(ctx, alone=True)
-    k = _k_alone(ctx, bands.left, bands.top)
+    beside = _sums_beside_fit(ctx, bands.left, bands.top)
+    k = _k_fit(ctx, bands.left, bands.top, beside)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    content_w, content_h = bands.left + gw + _sums_w(), _below_alone(ctx) + bands.top + gh
+    content_w = bands.left + gw + (_sums_w() if beside else 0.0)
+    content_h = _around_alone(ctx, not beside) + bands.top + gh
     x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w) / 2) + _left_w(ctx)
     y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
     return QRectF(x + bands.left, y + top_space() + bands.top, gw, gh)
@@ -320,7 +339,8 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
     hidden = hidden_from(cfg)
     row_h = rect.height() / cfg.T
     x = rect.right() + style.GAP
-    if cfg.T <= SUMS_ROWS_MAX and row_h >= SUM_ROW_MIN:
+    room = c.ctx.width - style.MARGIN - x >= _sums_w() - style.GAP
+    if _rows_carry_sums(cfg, row_h) and room:
         for i in range(cfg.T):
             empty = hidden is not None and hidden[i] == 0
             c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
