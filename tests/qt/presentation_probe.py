@@ -24,6 +24,11 @@ def inside(rect: QRect, area: QRect) -> bool:
     return area.contains(rect.topLeft()) and area.contains(rect.bottomRight())
 
 
+def bits_on_map(cell) -> bool:
+    """The head's entropy in bits on its map: beside its title or on a line under it."""
+    return "bits" in cell.title.text() or (cell.footer.isVisible() and "bits" in cell.footer.text())
+
+
 def probe(screen, folder: Path) -> dict:
     prefs = Preferences(str(folder / f"{screen.name()}.ini"))
     window = build_window(MHAConfig(d_model=512, n_heads=8, batch=1, seq=len(WORDS), tokens=WORDS,
@@ -70,6 +75,8 @@ def probe(screen, folder: Path) -> dict:
         "maps_visible": len(cells) == 8 and all(not c.visibleRegion().isEmpty() for c in cells),
         "maps_scroll": window.heatmaps.scroll.verticalScrollBar().isVisible(),
         "keys_named": list(window.heatmaps.focus_keys.names),
+        # a small map's bits left off it are one hover away
+        "bits_readable": all(bits_on_map(c) or "bits" in c.title.toolTip() for c in cells),
         "smallest_px": min(window.stage_view.explanation.fontInfo().pixelSize(),
                            window.stage_view.title.fontInfo().pixelSize(),
                            window.heatmaps.focus_words.fontInfo().pixelSize(),
@@ -81,6 +88,7 @@ def probe(screen, folder: Path) -> dict:
     result["after"] = [window.geometry().x(), window.geometry().y(), window.geometry().width(),
                        window.geometry().height()]
     result["restored"] = window.geometry() == normal and not window.isFullScreen()
+    result["bits_back"] = all(bits_on_map(c) for c in window.heatmaps.cells)
     result["normal_inside"] = inside(normal, screen.availableGeometry())
     window.close()
     return result

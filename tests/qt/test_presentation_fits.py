@@ -82,6 +82,8 @@ def test_below_1600_the_small_maps_show_a_pattern_and_the_large_one_no_strip(pro
     assert min(r["map_px"]) >= 0.05 * size[1], r
     height, width = r["focus_px"]
     assert width >= 0.7 * height, r
+    # each head's bits on its map, or on hover where a line of them left a strip; all back after
+    assert r["bits_readable"] and r["bits_back"], r
 
 
 @pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
