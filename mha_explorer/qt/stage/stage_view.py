@@ -287,10 +287,6 @@ class StageView(QWidget):
         label.setVisible(bool(text))
 
     # fitting the words above a short diagram ------------------------------------------------
-    def header_cut(self) -> bool:
-        """Whether the header's words are cut to fit (the rest in their tooltips)."""
-        return self._terse
-
     def _picture_room(self) -> int:
         """Height the diagram (and the RoPE plot under it) cannot do without."""
         return max(self.diagram.minimumHeight(), self.picture.minimumSizeHint().height())
