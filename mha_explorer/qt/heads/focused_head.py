@@ -69,6 +69,25 @@ class FocusedHead(QWidget):
         self.cell.clear(message)
 
 
+class ThumbCell(HeatmapCell):
+    """A map of the heads' grid: in presentation its footer, when it cannot sit beside
+    the title, may give its line to the map and wait on hover (``set_footer_line``)."""
+
+    footer_line = True
+
+    def set_footer_line(self, on: bool) -> None:
+        self.footer_line = bool(on)
+        if self._footer_text:
+            self._place_footer()
+
+    def _place_footer(self) -> None:
+        super()._place_footer()
+        moved = not self.footer_line and not self.footer.isHidden()
+        if moved:
+            self.footer.hide()
+        self.title.setToolTip(self._footer_text if moved else "")
+
+
 class PresentingMaps:
     """The heads panel's presentation part: the chosen head large (``focus_box``, a
     FocusedHead), every head small beside or under it in ``_pair``; mixed into the panel,

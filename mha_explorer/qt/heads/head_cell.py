@@ -201,9 +201,6 @@ class HeatmapCell(QFrame):
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
         self._title_html = ""
         self._footer_text = ""  # the whole footer; the label may hold its short form
-        # False: a footer that does not fit beside the title is left out, its words on
-        # hover (presentation's small maps, where its own line would leave a thin strip)
-        self.footer_line = True
         self._apply_palette()
 
         scene = self.view.scene()
@@ -256,17 +253,10 @@ class HeatmapCell(QFrame):
             f"{plain} · {short}") + 4 <= room
         self.title.setText(f"{self._title_html} · {html.escape(short)}"
                            if beside else self._title_html)
-        self.footer.setVisible(bool(footer) and not beside and self.footer_line)
-        self.title.setToolTip(footer if footer and not beside and not self.footer_line else "")
+        self.footer.setVisible(bool(footer) and not beside)
         # on a line of its own, the short form when the whole would be cut
         fits = self.footer.fontMetrics().horizontalAdvance(footer) + 4 <= room
         self.footer.setText(footer if fits else short)
-
-    def set_footer_line(self, on: bool) -> None:
-        """Whether a footer too long for the title's line gets a line of its own."""
-        self.footer_line = bool(on)
-        if self._footer_text:
-            self._place_footer()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

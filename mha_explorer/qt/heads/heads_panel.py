@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, head_entropies
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.core.stages.catalog import StageId
-from mha_explorer.qt.heads.focused_head import PresentingMaps, map_side
+from mha_explorer.qt.heads.focused_head import PresentingMaps, ThumbCell, map_side
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
@@ -318,7 +318,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
     def _ensure_cells(self, count: int) -> None:
         """Show ``count`` cells, reusing the pool, and lay them out if needed."""
         while len(self._pool) < count:
-            cell = HeatmapCell(parent=self._grid_host)
+            cell = ThumbCell(parent=self._grid_host)
             cell.setMinimumSize(MIN_CELL_PX, MIN_CELL_PX)
             cell.set_footer_line(self._thumb_footers)
             index = len(self._pool)

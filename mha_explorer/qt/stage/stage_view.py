@@ -28,7 +28,7 @@ from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
 from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
-from mha_explorer.qt.stage.header_fit import HeaderBox, elide_lines
+from mha_explorer.qt.stage.header_fit import HEADER_MARGINS, SPACING, HeaderBox, HeaderFitter
 from mha_explorer.qt.stage.stage_notes import input_sentence, scaling_note
 
 if TYPE_CHECKING:
@@ -43,9 +43,6 @@ COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagra
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
 CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
-HEADER_MARGINS = (16, 10, 12, 6)  # left, top, right, bottom
-TERSE_MARGINS = (16, 4, 12, 2)  # cut to fit: every pixel to the diagram
-SPACING, TERSE_SPACING = 8, 3  # between the header's lines; tighter when it is cut to fit
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -82,9 +79,6 @@ class StageView(QWidget):
         self._figure_only = False
         self._presenting = False
         self._code_wanted = True
-        self._terse = False
-        self._fitting = False
-        self._full_words: dict[QLabel, str] = {}  # what a label cut to fit says in full
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
@@ -108,10 +102,10 @@ class StageView(QWidget):
         self.head_label.setBuddy(self.head_spin)
 
         self.header = QWidget(self)
-        self._header_lines = header = QVBoxLayout(self.header)
+        header = QVBoxLayout(self.header)
         header.setContentsMargins(*HEADER_MARGINS)
         header.setSpacing(SPACING)
-        self._top_row = top_row = nested(header, QHBoxLayout())
+        top_row = nested(header, QHBoxLayout())
         top_row.addWidget(self.counter, 1)
         top_row.addWidget(self.head_label)
         top_row.addWidget(self.head_spin)
@@ -119,6 +113,9 @@ class StageView(QWidget):
                        self.costs):
             header.addWidget(widget)
         self._header_box = self._scrolling_box()
+        self._fitter = HeaderFitter(self.header, header, top_row, title=self.title,
+                                    counter=self.counter, costs=self.costs,
+                                    cuttable=(self.explanation, self.sentence, self.scaling))
 
         self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
@@ -256,7 +253,7 @@ class StageView(QWidget):
         self._show_rope_plot(c.stage == StageId.rope)
         self.title.setText(stage.title)
         self.formula.setText(stage.formula)
-        self._say(self.explanation, stage.explanation)
+        self._fitter.say(self.explanation, stage.explanation)
         memory = f"new memory {format_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
         self.costs.setText(f"{format_count(stage.flops)} FLOPs  ·  {memory}" if stage.flops
                            else f"no arithmetic  ·  {memory}")
@@ -276,14 +273,8 @@ class StageView(QWidget):
             words.setVisible(not self._presenting)
         self._fit_header()
 
-    def _say(self, label: QLabel, text: str) -> None:
-        """Set a label that may be cut to fit: the full text is kept for the fit."""
-        self._full_words[label] = text
-        label.setText(text)
-        label.setToolTip("")
-
     def _set_note(self, label: QLabel, text: str) -> None:
-        self._say(label, text)
+        self._fitter.say(label, text)
         label.setVisible(bool(text))
 
     # fitting the words above a short diagram ------------------------------------------------
@@ -292,61 +283,12 @@ class StageView(QWidget):
         return max(self.diagram.minimumHeight(), self.picture.minimumSizeHint().height())
 
     def _fit_header(self) -> None:
-        """Above a short diagram every line of the header shows whole: when all of it
-        does not fit over the diagram's minimum, the title joins the head selector's
-        row, the costs go into the title's tooltip, and the explanation, the sentence
-        and the scaling numbers are cut at whole lines (3, 2, then 1) with "…", their
-        full text on hover. A teacher still reads the stage's first words at a glance,
-        and the diagram keeps the height its grid needs."""
-        if self._fitting:
-            return
-        self._fitting = True
-        try:
-            for label, text in self._full_words.items():
-                label.setText(text)
-                label.setToolTip("")
-            self._set_terse(False)
-            width = self.width()
-            if not self._compact or self._figure_only or width <= 0 or not self.isVisible():
-                return
-            budget = self.height() - self._picture_room()
-            if self.header.heightForWidth(width) <= budget:
-                return
-            self._set_terse(True)
-            # the scroll bar's width kept free: cut at the width the label has with it shown
-            bar = self._header_box.verticalScrollBar().sizeHint().width()
-            text_width = width - TERSE_MARGINS[0] - TERSE_MARGINS[2] - bar
-            for lines in (3, 2, 1):
-                for label in (self.explanation, self.sentence, self.scaling):
-                    full = self._full_words.get(label, "")
-                    cut = elide_lines(full, label.font(), text_width, lines)
-                    label.setText(cut)
-                    label.setToolTip(full if cut != full else "")
-                if self.header.heightForWidth(width) <= budget:
-                    break
-        finally:
-            self._fitting = False
-            self._header_box.updateGeometry()
-
-    def _set_terse(self, on: bool) -> None:
-        """The title beside the head selector (the stage counter, which the stepper
-        above repeats, and the costs in its tooltip), or on its own line."""
-        if on == self._terse:
-            return
-        self._terse = on
-        lines, row = self._header_lines, self._top_row
-        lines.removeWidget(self.title)
-        row.removeWidget(self.title)
-        if on:
-            row.insertWidget(0, self.title, 1)
-            self.title.setToolTip(f"{self.counter.text()}\n{self.costs.text()}")
-        else:
-            lines.insertWidget(1, self.title)
-            self.title.setToolTip("")
-        self.counter.setVisible(not on)
-        self.costs.setVisible(not on and not self._presenting)
-        lines.setSpacing(TERSE_SPACING if on else SPACING)
-        lines.setContentsMargins(*(TERSE_MARGINS if on else HEADER_MARGINS))
+        """Above a short diagram every line of the header shows whole (HeaderFitter)."""
+        active = self._compact and not self._figure_only and self.isVisible()
+        budget = self.height() - self._picture_room() if active else None
+        bar = self._header_box.verticalScrollBar().sizeHint().width()
+        self._fitter.fit(self.width(), budget, bar, self._presenting)
+        self._header_box.updateGeometry()
 
     def _show_rope_plot(self, show: bool) -> None:
         if show and self.rope_plot is None:
