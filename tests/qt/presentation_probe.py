@@ -24,6 +24,11 @@ def inside(rect: QRect, area: QRect) -> bool:
     return area.contains(rect.topLeft()) and area.contains(rect.bottomRight())
 
 
+def bits_on_map(cell) -> bool:
+    """The head's entropy in bits on its map: beside its title or on a line under it."""
+    return "bits" in cell.title.text() or (cell.footer.isVisible() and "bits" in cell.footer.text())
+
+
 def probe(screen, folder: Path) -> dict:
     prefs = Preferences(str(folder / f"{screen.name()}.ini"))
     window = build_window(MHAConfig(d_model=512, n_heads=8, batch=1, seq=len(WORDS), tokens=WORDS,
@@ -45,6 +50,8 @@ def probe(screen, folder: Path) -> dict:
     buttons = [b.mapToGlobal(b.rect().topLeft()) for b in window.stepper.stage_buttons.values()]
     ends = [b.mapToGlobal(b.rect().bottomRight()) for b in window.stepper.stage_buttons.values()]
     cells = window.heatmaps.cells
+    diagram = window.stage_view.diagram
+    grid = diagram.mapFromScene(diagram.items_by_key()["grid"].sceneBoundingRect()).boundingRect()
     result = {
         "screen": [area.width(), area.height()],
         "window": [window.geometry().x(), window.geometry().y(),
@@ -60,6 +67,7 @@ def probe(screen, folder: Path) -> dict:
         "axis_pt": (cells[0].left_axis.style["tickFont"] or window.font()).pointSizeF()
         if cells else None,
         "map_px": [min(c.vb.width(), c.vb.height()) for c in cells],
+        "grid_px": min(grid.width(), grid.height()),  # the diagram's softmax weights
         # the chosen head, large: its map's height and width; every head in sight, unscrolled
         "focus_px": [window.heatmaps.focus.vb.height(), window.heatmaps.focus.vb.width()],
         "focus_visible": window.heatmaps.focus.isVisible(),
@@ -67,6 +75,8 @@ def probe(screen, folder: Path) -> dict:
         "maps_visible": len(cells) == 8 and all(not c.visibleRegion().isEmpty() for c in cells),
         "maps_scroll": window.heatmaps.scroll.verticalScrollBar().isVisible(),
         "keys_named": list(window.heatmaps.focus_keys.names),
+        # a small map's bits left off it are one hover away
+        "bits_readable": all(bits_on_map(c) or "bits" in c.title.toolTip() for c in cells),
         "smallest_px": min(window.stage_view.explanation.fontInfo().pixelSize(),
                            window.stage_view.title.fontInfo().pixelSize(),
                            window.heatmaps.focus_words.fontInfo().pixelSize(),
@@ -78,6 +88,7 @@ def probe(screen, folder: Path) -> dict:
     result["after"] = [window.geometry().x(), window.geometry().y(), window.geometry().width(),
                        window.geometry().height()]
     result["restored"] = window.geometry() == normal and not window.isFullScreen()
+    result["bits_back"] = all(bits_on_map(c) for c in window.heatmaps.cells)
     result["normal_inside"] = inside(normal, screen.availableGeometry())
     window.close()
     return result

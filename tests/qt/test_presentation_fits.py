@@ -69,3 +69,25 @@ def test_a_projector_reads_every_head_and_the_chosen_one_large(probed, size):
     assert r["focus_visible"] and r["focus_px"][0] >= 0.4 * height, r
     assert r["maps_visible"] and not r["maps_scroll"], r  # all 8 heads, no scroll bar
     assert r["keys_named"] == list(r["words"]), r  # every column named, none skipped
+
+
+SMALLER = [size for size in SCREENS if size[0] < 1600]
+
+
+@pytest.mark.parametrize("size", SMALLER, ids=[f"{w}x{h}" for w, h in SMALLER])
+def test_below_1600_the_small_maps_show_a_pattern_and_the_large_one_no_strip(probed, size):
+    r = probed[size]
+    # every small map at least 5 % of the screen's height on its short side (a 10×10
+    # pattern, not a strip under two lines of words), the large map nearly square
+    assert min(r["map_px"]) >= 0.05 * size[1], r
+    height, width = r["focus_px"]
+    assert width >= 0.7 * height, r
+    # each head's bits on its map, or on hover where a line of them left a strip; all back after
+    assert r["bits_readable"] and r["bits_back"], r
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def test_the_diagram_s_weights_grid_is_the_picture_s_star(probed, size):
+    r = probed[size]
+    # over a quarter of the screen's height, however large its words and chips
+    assert r["grid_px"] >= 0.28 * size[1], r

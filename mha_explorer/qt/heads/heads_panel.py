@@ -31,7 +31,7 @@ from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, hea
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.every_row import EveryRowBar
-from mha_explorer.qt.heads.focused_head import PresentingMaps
+from mha_explorer.qt.heads.focused_head import PresentingMaps, ThumbCell, map_side
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
@@ -46,20 +46,26 @@ THUMB_MIN_PX = 48  # presentation: every head in sight, however small, beside th
 
 
 def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_CELL_PX,
-                 spacing: float = 0.0) -> int:
-    """Columns that make the cells as large as the area allows.
+                 spacing: float = 0.0, words: tuple[float, float] = (0.0, 0.0),
+                 min_width: float = 0.0) -> int:
+    """Columns that make the maps as large as the area allows.
 
-    When even the best choice leaves cells below ``min_cell``, as many columns
-    as fit at ``min_cell`` are used and the grid scrolls vertically.
+    ``words``: the width and height of a cell that its title and footer take, not
+    the map (presentation's small maps: two lines of large type over a thin strip
+    read as nothing); ``min_width``: cells narrower than this cut their words
+    (map_side). When even the best choice leaves cells below ``min_cell``, as many
+    columns as fit at ``min_cell`` are used and the grid scrolls vertically.
     """
     if count <= 1:
         return 1
-    best, best_cell = 1, -1.0
+    best, best_side, best_cell = 1, -math.inf, -1.0
     for cols in range(1, count + 1):
         rows = math.ceil(count / cols)
-        cell = min((width + spacing) / cols, (height + spacing) / rows) - spacing
-        if cell > best_cell:
-            best, best_cell = cols, cell
+        cell_w = (width + spacing) / cols - spacing
+        cell_h = (height + spacing) / rows - spacing
+        side = map_side(cell_w, cell_h, words, min_width)
+        if side > best_side:
+            best, best_side, best_cell = cols, side, min(cell_w, cell_h)
     if best_cell >= min_cell:
         return best
     return max(1, min(count, int((width + spacing) // (min_cell + spacing))))
@@ -94,6 +100,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self._entropies: tuple[float, ...] | None = None
         self._figure_only = False  # an export's picture: no controls, no scroll bar
         self._presenting = False  # projector: the chosen head large, every head small beside it
+        self._thumb_footers = True  # presentation may leave the small maps' footers to hover
 
         self._make_controls()
         self.caption = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
@@ -317,8 +324,9 @@ class HeatmapPanel(PresentingMaps, QWidget):
     def _ensure_cells(self, count: int) -> None:
         """Show ``count`` cells, reusing the pool, and lay them out if needed."""
         while len(self._pool) < count:
-            cell = HeatmapCell(parent=self._grid_host)
+            cell = ThumbCell(parent=self._grid_host)
             cell.setMinimumSize(MIN_CELL_PX, MIN_CELL_PX)
+            cell.set_footer_line(self._thumb_footers)
             index = len(self._pool)
             cell.hovered.connect(lambda r, c, i=index: self._on_hover(i, r, c))
             cell.left.connect(lambda: self.hover_label.setText(" "))
@@ -352,12 +360,14 @@ class HeatmapPanel(PresentingMaps, QWidget):
         for cell in self._pool:
             cell.setMinimumSize(smallest, smallest)
             cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
-        cols = grid_columns(self._shown, width, view.height(), min_cell=smallest, spacing=spacing)
+        fit = self._thumb_words() if self._presenting else {}
+        cols = grid_columns(self._shown, width, view.height(), min_cell=smallest, spacing=spacing,
+                            **fit)
         rows = math.ceil(self._shown / cols) if self._shown else 0
         scrolls = rows * (smallest + spacing) - spacing > view.height()
         if scrolls:  # the bar takes room: fewer columns may fit
             cols = grid_columns(self._shown, width - bar_px, view.height(), min_cell=smallest,
-                                spacing=spacing)
+                                spacing=spacing, **fit)
         # Show the bar before the cells are placed, not once they have been painted:
         # a bar that appears later narrows every cell and repaints every axis.
         self._laying_out = True

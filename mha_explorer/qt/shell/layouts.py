@@ -30,7 +30,7 @@ NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
 # of the screen's width: on 1920×1080 half, the chosen head large with the others beside it,
 # the diagram keeps the other half (its attention grid grows with that width)
 PRESENT_HEADS_SHARE = 0.5
-SMALL_PRESENT_HEADS_SHARE = 0.45  # below 1600 px: the chosen head large over the others
+SMALL_PRESENT_HEADS_SHARE = 0.5  # below 1600 px: the chosen head large over the others
 
 TOP, LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea,
                             Qt.DockWidgetArea.RightDockWidgetArea,

@@ -205,8 +205,10 @@ class StageDiagram(QGraphicsView):
     def _fit_canvas(self) -> None:
         vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
         if self._type_floor is None:
-            w, h = max(vw, MIN_CANVAS[0]), max(vh, MIN_CANVAS[1])
-            scale = min(vw / w, vh / h)
+            # a pane smaller than MIN_CANVAS scales the picture down; the canvas then takes
+            # the pane's shape, so a short, wide pane lays the stage out wide, not in its middle
+            scale = min(vw / MIN_CANVAS[0], vh / MIN_CANVAS[1], 1.0)
+            w, h = vw / scale, vh / scale
             self._scene_floor = 0.0
         else:  # grow or shrink the whole picture to the view, then the type to the floor
             scale = min(vw / MIN_CANVAS[0], vh / MIN_CANVAS[1])

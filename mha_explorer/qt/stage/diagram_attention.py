@@ -30,6 +30,10 @@ from mha_explorer.qt.stage.diagram_compose import (
 from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
+GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this much past K_MAX
+SUM_PT = 14  # 'Σ=1' beside each row
+SUM_ROW_MIN = 22  # rows at least this tall carry their own 'Σ=1'; else one line under the grid
+SUMS_ROWS_MAX = 16
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
 GAP_X, GAP_Y = 18, 18
 TILE, TILE_GAP = 30, 4
@@ -97,8 +101,8 @@ def weighted_note(ctx: StageContext) -> str:
 
 
 def note_room(ctx: StageContext) -> float:
-    """Height the tallest of the three stages' notes takes, so the grid can keep one
-    size through all three."""
+    """Height the tallest of the three stages' notes takes, so the grid's place does
+    not jump with the length of a stage's note."""
     width = ctx.width - 2 * style.MARGIN
     return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
 
@@ -115,21 +119,64 @@ def _k_with(ctx: StageContext, left: float, top: float) -> float:
     return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
 
 
-def token_bands(ctx: StageContext) -> tokens.TokenBands:
-    """Room for the words around the grid; the key words stand upright when they
-    fit their columns at the scale that room leaves, else they are turned."""
+def _k_alone(ctx: StageContext, left: float, top: float) -> float:
+    """The grid's scale at softmax, where no operand shares the room: the grid
+    alone takes the height Kᵀ (or V) and the grid share at the other two stages,
+    so the weights a class reads there are drawn larger."""
+    return _k_fit(ctx, left, top, _sums_beside_fit(ctx, left, top))
+
+
+def _k_fit(ctx: StageContext, left: float, top: float, beside: bool) -> float:
+    """Softmax's scale with the rows' sums ``beside`` the grid, or on a line under it."""
     cfg = ctx.config
+    uT, uS = style.units(cfg.T), style.units(cfg.S)
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - left - (_sums_w() if beside else 0.0)
+    room_h = ctx.height - 2 * style.MARGIN - _around_alone(ctx, not beside) - note_room(ctx)
+    return max(2.0, min(K_MAX * GROWTH_ALONE, free_w / max(uS, 1), (room_h - top) / uT))
+
+
+def _rows_carry_sums(cfg, row_h: float) -> bool:
+    return cfg.T <= SUMS_ROWS_MAX and row_h >= SUM_ROW_MIN
+
+
+def _sums_beside_fit(ctx: StageContext, left: float, top: float) -> bool:
+    """Whether the rows are tall enough for a 'Σ=1' each when room is kept for them;
+    else 'every row: Σ=1' goes under the grid and the grid takes the width (beside
+    it, at presentation's type floor, that line took most of a narrow pane)."""
+    cfg = ctx.config
+    k = _k_fit(ctx, left, top, True)
+    return _rows_carry_sums(cfg, style.side(cfg.T, k) / cfg.T)
+
+
+def _sums_w() -> float:
+    """Room right of softmax's grid for the rows' 'Σ=1' (the B and H chips sit at its top left)."""
+    return text_width("Σ=1", SUM_PT, True) + style.GAP + 4
+
+
+def _around_alone(ctx: StageContext, sums_line: bool) -> float:
+    """Above softmax's grid its chips; under it the caption, the head, and the sums' line."""
+    lines = int(ctx.config.H > 1) + int(sums_line)
+    return top_space() + bottom_space() + lines * (text_height(style.CAPTION_PT) + 4)
+
+
+def token_bands(ctx: StageContext, alone: bool = False) -> tokens.TokenBands:
+    """Room for the words around the grid; the key words stand upright when they
+    fit their columns at the scale that room leaves, else they are turned.
+    ``alone``: for the grid drawn without operands (softmax)."""
+    cfg = ctx.config
+    scale = _k_alone if alone else _k_with
 
     def upright_fits(left: float, top: float) -> bool:
         _, kv = tokens.token_names(ctx)
-        pitch = style.side(cfg.S, _k_with(ctx, left, top)) / cfg.S
+        pitch = style.side(cfg.S, scale(ctx, left, top)) / cfg.S
         return tokens.widest(kv) + tokens.LABEL_AIR <= pitch
 
     return tokens.bands(ctx, upright_fits)
 
 
 def attention_k(ctx: StageContext) -> float:
-    """One scale for the three attention stages, so the grid keeps its size."""
+    """One scale for scores and the weighted sum, so the grid keeps its size beside
+    its operands (softmax, alone, draws it larger: the slide between stretches it)."""
     bands = token_bands(ctx)
     return _k_with(ctx, bands.left, bands.top)
 
@@ -138,6 +185,20 @@ def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[floa
     x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w - _right_w(ctx)) / 2) + _left_w(ctx)
     y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
     return x, y
+
+
+def softmax_rect(ctx: StageContext) -> QRectF:
+    """The weights grid alone, as large as the canvas lets it be; its words beside it."""
+    cfg = ctx.config
+    bands = token_bands(ctx, alone=True)
+    beside = _sums_beside_fit(ctx, bands.left, bands.top)
+    k = _k_fit(ctx, bands.left, bands.top, beside)
+    gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
+    content_w = bands.left + gw + (_sums_w() if beside else 0.0)
+    content_h = _around_alone(ctx, not beside) + bands.top + gh
+    x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w) / 2) + _left_w(ctx)
+    y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
+    return QRectF(x + bands.left, y + top_space() + bands.top, gw, gh)
 
 
 def scores_cross(ctx: StageContext) -> Cross:
@@ -278,22 +339,23 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
     hidden = hidden_from(cfg)
     row_h = rect.height() / cfg.T
     x = rect.right() + style.GAP
-    if cfg.T <= 16 and row_h >= 22:
+    room = c.ctx.width - style.MARGIN - x >= _sums_w() - style.GAP
+    if _rows_carry_sums(cfg, row_h) and room:
         for i in range(cfg.T):
             empty = hidden is not None and hidden[i] == 0
             c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
-                   points=14, bold=True, color=c.ink.muted if empty else c.ink.ink)
-    else:
-        c.text("sum.all", "every row: Σ=1", x, rect.center().y(), "cl", points=style.LABEL_PT,
-               bold=True)
+                   points=SUM_PT, bold=True, color=c.ink.muted if empty else c.ink.ink)
+    else:  # under the grid's caption (and head line): beside it, it took the grid's width
+        c.text("sum.all", "every row: Σ=1", rect.center().x(),
+               c.bottom_of("grid.caption", "grid.head") + 4, "tc", points=style.LABEL_PT, bold=True)
 
 
 def build_softmax(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
-    rect = scores_cross(ctx).result
+    rect = softmax_rect(ctx)
     spec = ctx.plan.stage(StageId.softmax).tensor("weights")
     _grid(c, rect, StageId.softmax, "weights")
-    bands = token_bands(ctx)
+    bands = token_bands(ctx, alone=True)
     tokens.draw(c, rect, bands)
     dims = ctx.plan.dims
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],

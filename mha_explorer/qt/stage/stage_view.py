@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QScrollArea,
@@ -25,10 +26,10 @@ from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.every_row import EveryRowBar
 from mha_explorer.qt.nesting import nested
-from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
 from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
+from mha_explorer.qt.stage.header_fit import HEADER_MARGINS, SPACING, HeaderBox, HeaderFitter
 from mha_explorer.qt.stage.stage_notes import input_sentence, scaling_note
 
 if TYPE_CHECKING:
@@ -103,8 +104,8 @@ class StageView(QWidget):
 
         self.header = QWidget(self)
         header = QVBoxLayout(self.header)
-        header.setContentsMargins(16, 10, 12, 6)
-        header.setSpacing(8)
+        header.setContentsMargins(*HEADER_MARGINS)
+        header.setSpacing(SPACING)
         top_row = nested(header, QHBoxLayout())
         top_row.addWidget(self.counter, 1)
         top_row.addWidget(self.head_label)
@@ -114,6 +115,9 @@ class StageView(QWidget):
                        self.scaling, self.costs):
             header.addWidget(widget)
         self._header_box = self._scrolling_box()
+        self._fitter = HeaderFitter(self.header, header, top_row, title=self.title,
+                                    counter=self.counter, costs=self.costs,
+                                    cuttable=(self.explanation, self.sentence, self.scaling))
 
         self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
@@ -149,11 +153,14 @@ class StageView(QWidget):
         self._show_text()
 
     def _scrolling_box(self) -> QScrollArea:
-        """On a short screen the header scrolls rather than pushing the window past it."""
-        box = scroll_area(parent=self)
+        """On a short screen the header scrolls rather than pushing the window past it
+        (where cutting its words at whole lines still leaves them too tall)."""
+        box = HeaderBox(self)
+        box.setWidgetResizable(True)
+        box.setFrameShape(QFrame.Shape.NoFrame)
+        box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         box.setObjectName("stageHeaderBox")
         box.hide()
-        box.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
         # may shrink to two lines: the words scroll, the window stays on the screen
         box.setMinimumHeight(2 * self.fontMetrics().lineSpacing())
         box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
@@ -249,7 +256,7 @@ class StageView(QWidget):
         self._show_rope_plot(c.stage == StageId.rope)
         self.title.setText(stage.title)
         self.formula.setText(stage.formula)
-        self.explanation.setText(stage.explanation)
+        self._fitter.say(self.explanation, stage.explanation)
         memory = f"new memory {format_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
         self.costs.setText(f"{format_count(stage.flops)} FLOPs  ·  {memory}" if stage.flops
                            else f"no arithmetic  ·  {memory}")
@@ -267,11 +274,24 @@ class StageView(QWidget):
                        scaling_note(c.current_trace, c.stage, c.batch_index))
         for words in (self.explanation, self.costs):
             words.setVisible(not self._presenting)
+        self._fit_header()
 
-    @staticmethod
-    def _set_note(label: QLabel, text: str) -> None:
-        label.setText(text)
+    def _set_note(self, label: QLabel, text: str) -> None:
+        self._fitter.say(label, text)
         label.setVisible(bool(text))
+
+    # fitting the words above a short diagram ------------------------------------------------
+    def _picture_room(self) -> int:
+        """Height the diagram (and the RoPE plot under it) cannot do without."""
+        return max(self.diagram.minimumHeight(), self.picture.minimumSizeHint().height())
+
+    def _fit_header(self) -> None:
+        """Above a short diagram every line of the header shows whole (HeaderFitter)."""
+        active = self._compact and not self._figure_only and self.isVisible()
+        budget = self.height() - self._picture_room() if active else None
+        bar = self._header_box.verticalScrollBar().sizeHint().width()
+        self._fitter.fit(self.width(), budget, bar, self._presenting)
+        self._header_box.updateGeometry()
 
     def _show_rope_plot(self, show: bool) -> None:
         if show and self.rope_plot is None:
@@ -312,6 +332,7 @@ class StageView(QWidget):
         self.header.show()  # moving between parents hides a widget until shown again
         self._apply_type()
         self._sized = False  # share the width again for the new arrangement
+        self._fit_header()
 
     def _apply_type(self) -> None:
         sizes = self.type_sizes()
@@ -329,6 +350,7 @@ class StageView(QWidget):
         if event.type() == QEvent.Type.FontChange:  # presentation mode in or out
             self._apply_type()
             self.code_panel.refit()
+            self._fit_header()
 
     def _prefer_compact(self) -> bool:
         """Header above the diagram only when that leaves the diagram larger: a narrow
@@ -359,6 +381,11 @@ class StageView(QWidget):
             self._apply_type()
         self._set_compact(self._prefer_compact())
         self._share_width()
+        self._fit_header()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._fit_header()
 
     def _share_width(self) -> None:
         if not self._sized and self.width() > 0:

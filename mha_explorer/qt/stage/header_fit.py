@@ -1,0 +1,128 @@
+"""Fitting the stage's words above a short diagram: the box that holds them asks
+for exactly the height they take at its width, and a long explanation is cut at
+a whole line with "…" (its full text one hover away) rather than half a line
+showing at the box's bottom edge."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout
+from PySide6.QtWidgets import QBoxLayout, QLabel, QScrollArea, QWidget
+
+ELLIPSIS_AIR = 4.0  # pixels kept free after "…", so the label never wraps it again
+HEADER_MARGINS = (16, 10, 12, 6)  # left, top, right, bottom
+TERSE_MARGINS = (16, 4, 12, 2)  # cut to fit: every pixel to the diagram
+SPACING, TERSE_SPACING = 8, 3  # between the header's lines; tighter when it is cut to fit
+CUT_LINES = (3, 2, 1)  # the lines a cut label keeps, tried in turn
+
+
+def elide_lines(text: str, font: QFont, width: float, lines: int) -> str:
+    """``text`` as at most ``lines`` lines ``width`` wide, wrapped at words as a
+    label wraps it; the last line ends in "…" when words were left out. The lines
+    are joined with newlines, so the label breaks where they were measured."""
+    if lines <= 0 or width <= 0:
+        return text
+    layout = QTextLayout(text, font)
+    layout.beginLayout()
+    spans: list[tuple[int, int]] = []
+    while len(spans) < lines:
+        line = layout.createLine()
+        if not line.isValid():
+            break
+        line.setLineWidth(width)
+        spans.append((line.textStart(), line.textLength()))
+    layout.endLayout()
+    if not spans or spans[-1][0] + spans[-1][1] >= len(text):
+        return text  # it fits as it is
+    kept = [text[start:start + length].rstrip() for start, length in spans[:-1]]
+    rest = text[spans[-1][0]:].strip()
+    last = QFontMetricsF(font).elidedText(rest, Qt.TextElideMode.ElideRight, width - ELLIPSIS_AIR)
+    return "\n".join([*kept, last])
+
+
+class HeaderBox(QScrollArea):
+    """A scroll area that asks for its content's height at its own width (a wrapped
+    label's plain size hint measures it at some other width), so a layout that has
+    the room shows every line; only a window too short for the words scrolls."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        content = self.widget()
+        if content is None or not content.isVisibleTo(self):
+            return hint
+        width = max(1, self.viewport().width() if self.width() > 0 else hint.width())
+        height = content.heightForWidth(width)
+        if height < 0:
+            height = content.sizeHint().height()
+        margins = self.contentsMargins()
+        return QSize(hint.width(), height + margins.top() + margins.bottom())
+
+
+class HeaderFitter:
+    """Fits a stage header's words over a short diagram. When all of them do not fit
+    the height left above the diagram's minimum, the title joins the head selector's
+    row (the stage counter, which the stepper above repeats, and the costs go into the
+    title's tooltip), and the ``cuttable`` labels (explanation, sentence, scaling
+    numbers) are cut at whole lines (3, 2, then 1) with "…", their full text on hover.
+    A teacher still reads the stage's first words at a glance, and the diagram keeps
+    the height its grid needs."""
+
+    def __init__(self, header: QWidget, lines: QBoxLayout, top_row: QBoxLayout, *, title: QLabel,
+                 counter: QLabel, costs: QLabel, cuttable: tuple[QLabel, ...]) -> None:
+        self._header, self._lines, self._top_row = header, lines, top_row
+        self._title, self._counter, self._costs = title, counter, costs
+        self._cuttable = cuttable
+        self._full: dict[QLabel, str] = {}  # what a label cut to fit says in full
+        self.terse = False
+        self._fitting = False
+
+    def say(self, label: QLabel, text: str) -> None:
+        """Set a label that may be cut to fit; the full text is kept for the fit."""
+        self._full[label] = text
+        label.setText(text)
+        label.setToolTip("")
+
+    def fit(self, width: int, budget: int | None, bar: int, presenting: bool) -> None:
+        """Fit the words ``width`` wide into ``budget`` pixels of height (None: no
+        limit, the header beside the diagram or in a picture); ``bar``: the scroll
+        bar's width, kept free so a label cut here is not wrapped again."""
+        if self._fitting:  # the changes below come back here through the layout
+            return
+        self._fitting = True
+        try:
+            for label, text in self._full.items():
+                label.setText(text)
+                label.setToolTip("")
+            self._set_terse(False, presenting)
+            if budget is None or width <= 0 or self._header.heightForWidth(width) <= budget:
+                return
+            self._set_terse(True, presenting)
+            text_width = width - TERSE_MARGINS[0] - TERSE_MARGINS[2] - bar
+            for lines in CUT_LINES:
+                for label in self._cuttable:
+                    full = self._full.get(label, "")
+                    cut = elide_lines(full, label.font(), text_width, lines)
+                    label.setText(cut)
+                    label.setToolTip(full if cut != full else "")
+                if self._header.heightForWidth(width) <= budget:
+                    break
+        finally:
+            self._fitting = False
+
+    def _set_terse(self, on: bool, presenting: bool) -> None:
+        """The title beside the head selector, or on its own line under the counter."""
+        if on == self.terse:
+            return
+        self.terse = on
+        self._lines.removeWidget(self._title)
+        self._top_row.removeWidget(self._title)
+        if on:
+            self._top_row.insertWidget(0, self._title, 1)
+            self._title.setToolTip(f"{self._counter.text()}\n{self._costs.text()}")
+        else:
+            self._lines.insertWidget(1, self._title)
+            self._title.setToolTip("")
+        self._counter.setVisible(not on)
+        self._costs.setVisible(not on and not presenting)
+        self._lines.setSpacing(TERSE_SPACING if on else SPACING)
+        self._lines.setContentsMargins(*(TERSE_MARGINS if on else HEADER_MARGINS))
