@@ -6,19 +6,13 @@ JSON is all there is; Ctrl+C ends the run with 130 and leaves no partial file.""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
-import select
-import signal
-import struct
 import subprocess
 import sys
-import termios
-import time
 
 import pytest
+from terminal_session import assert_stopped_in_one_line, interrupt_at
 
 from mha_explorer.cli import main
 
@@ -98,55 +92,11 @@ def test_piped_json_has_nothing_extra(tmp_path):
     assert [r["heads"] for r in json.loads(done.stdout)["runs"]] == [1, 2]
 
 
-def _read_until(fd: int, proc: subprocess.Popen, wanted: bytes) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + DEADLINE_S
-    while wanted not in seen:
-        assert time.monotonic() < deadline and proc.poll() is None, seen[-500:]
-        ready, _w, _x = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                seen += os.read(fd, 65536)
-            except OSError:
-                break
-    return seen
-
-
 @pytest.mark.skipif(sys.platform.startswith("win"), reason="POSIX terminals and signals")
 def test_on_a_terminal_a_bar_runs_and_ctrl_c_stops_with_no_partial_file(tmp_path):
     out = tmp_path / "runs"
-    main_fd, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
-    proc = subprocess.Popen([sys.executable, "-m", "mha_explorer", "lab", "--task", "induction",
-                             "--d-model", "16", "--steps", "100000", "--heads", "2", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=terminal, env=_env())
-    os.close(terminal)
-    try:
-        shown = _read_until(main_fd, proc, b"2 heads")  # the bar, named for the run it counts
-        assert b"step" in shown
-        proc.send_signal(signal.SIGINT)
-        rest = b""
-        try:
-            proc.wait(DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            pytest.fail("Ctrl+C did not stop the run")
-        while True:
-            ready, _w, _x = select.select([main_fd], [], [], 0.1)
-            if not ready:
-                break
-            try:
-                chunk = os.read(main_fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            rest += chunk
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(main_fd)
-    assert proc.returncode == 130
-    assert b"interrupted" in rest and b"Traceback" not in shown + rest
-    assert proc.stdout.read() == b""
-    proc.stdout.close()
+    run = interrupt_at(["lab", "--task", "induction", "--d-model", "16", "--steps", "100000", "--heads", "2",
+                        "--out", str(out)], b"2 heads")  # the bar, named for the run it counts
+    assert b"step" in run.shown
+    assert_stopped_in_one_line(run)
     assert not out.exists() or not any(out.rglob("*"))  # nothing half-written
