@@ -64,8 +64,18 @@ def interrupt_at(argv: list[str], marker: bytes, env: dict[str, str] | None = No
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     env = {**os.environ, "PYTHONPATH": os.getcwd(), "OMP_NUM_THREADS": "1", "COLUMNS": "100",
            **(env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "mha_explorer", *argv], stdout=subprocess.PIPE,
-                            stderr=terminal, env=env)
+    # a command in a terminal's foreground hears Ctrl+C; a test suite started as a background
+    # job inherits SIGINT ignored, and a child would keep ignoring it (exec resets only handled
+    # signals to default), so the child starts with the default, as at a terminal
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "mha_explorer", *argv], stdout=subprocess.PIPE,
+                                stderr=terminal, env=env)
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.close(terminal)
     try:
         shown = _read_until(main_fd, proc, marker)

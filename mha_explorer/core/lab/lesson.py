@@ -30,6 +30,12 @@ def head_name(index: int, heads: int, layers: int) -> str:
     return f"L{layer + 1} h{head}" if layers > 1 else f"h{head}"
 
 
+def head_title(index: int, heads: int, layers: int) -> str:
+    """A map's title: ``head 3``, or ``L2 head 3`` when the model has more than one layer."""
+    layer, head = divmod(index, heads)
+    return f"L{layer + 1} head {head}" if layers > 1 else f"head {head}"
+
+
 def best_per_step(scores: np.ndarray, heads: int, layer: int) -> np.ndarray:
     """The best head's score of ``layer`` (0-based; -1 the last) at each point:
     scores [points, layers * heads] -> [points]."""

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.lab.lesson import head_count_story, pruning_answer
+from mha_explorer.core.lab.lesson import head_count_story, head_title, pruning_answer
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.controls import LabControls
 from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
@@ -27,12 +27,6 @@ from mha_explorer.qt.lab.worker import LabRequest, LabWorker
 
 SHUTDOWN_WAIT_MS = 400  # the process is ended first, so the thread has its answer (EOF) at once
 CANCEL_GRACE_MS = 2_000  # a cancel not answered by then ends the process (a new one starts on demand)
-
-
-def head_title(index: int, heads: int, layers: int) -> str:
-    """``head 3``, or ``L2 head 3`` when the model has more than one layer."""
-    layer, head = divmod(index, heads)
-    return f"L{layer + 1} head {head}" if layers > 1 else f"head {head}"
 
 
 class LabPage(QWidget):

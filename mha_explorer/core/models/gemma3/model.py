@@ -31,7 +31,8 @@ import torch
 import torch.nn.functional as F
 
 from mha_explorer.core.models.gemma3 import convert, files
-from mha_explorer.core.models.gemma3.description import GEMMA3_270M, RMS_NORM_EPS
+from mha_explorer.core.models.gemma3.description import GEMMA3_270M
+from mha_explorer.core.models.gemma3.layer_math import attention_mask, rms_norm, rope_tables, rotate
 from mha_explorer.core.models.gemma3.tokenizer import GemmaTokenizer, TokenizerFileError, load_tokenizer
 from mha_explorer.core.models.gemma3.weights_file import WeightsAltered, read_weights
 from mha_explorer.core.models.progress import Cancel, Progress, Share, stop_if_asked
@@ -85,37 +86,6 @@ class LayerActivations:
     resid_mid: torch.Tensor  # [1, T, D] hidden_in + attn_out
     mlp_out: torch.Tensor  # [1, T, D] the MLP after its post-norm
     hidden_out: torch.Tensor  # [1, T, D] resid_mid + mlp_out: the next layer's hidden_in
-
-
-def rms_norm(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-    """x / rms(x) · scale over the last axis (float32, eps 1e-6)."""
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_NORM_EPS) * scale
-
-
-def rope_tables(positions: torch.Tensor, base: float,
-                dim: int = D.head_dim) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos, sin [T, dim] for the half-split rotation (pairs i and i + dim/2)."""
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))  # [dim/2]
-    angles = positions.to(torch.float32)[:, None] * inv_freq[None, :]  # [T, dim/2]
-    angles = torch.cat([angles, angles], dim=-1)  # [T, dim]
-    return angles.cos(), angles.sin()
-
-
-def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """RoPE on x [..., T, dim]: (x1, x2) -> (x1 cos − x2 sin, x2 cos + x1 sin)."""
-    half = x.shape[-1] // 2
-    turned = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-    return x * cos + turned * sin
-
-
-def attention_mask(q_positions: torch.Tensor, k_positions: torch.Tensor, window: int | None) -> torch.Tensor:
-    """[Tq, Tk] True where a query may look: an earlier or the same key, and for a local layer
-    one of the last ``window`` (itself included)."""
-    gap = q_positions[:, None] - k_positions[None, :]  # [Tq, Tk] how far back each key is
-    allowed = gap >= 0
-    if window is not None:
-        allowed &= gap < window
-    return allowed
 
 
 @dataclass(frozen=True)
