@@ -4,11 +4,12 @@ and a saved run loads back with its analysis."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
 
-from mha_explorer.core.lab.service import ENDS, LabRequest, LabService
+from mha_explorer.core.lab.service import ENDS, LabRequest, LabService, ServiceProcess
 
 
 class Outbox(list):
@@ -72,3 +73,16 @@ def test_faults_become_one_line_messages(service, tmp_path):
     assert service.out[-1][0] == "failed" and "\n" not in service.out[-1][1]
     service.handle(("train", LabRequest(task="nope", head_counts=(1,), d_model=8)))
     assert service.out[-1][0] == "failed" and "nope" in service.out[-1][1]
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX scheduling priorities")
+def test_the_training_process_gives_the_window_the_cpu_first():
+    # on a busy machine the window's updates should not wait behind training
+    process = ServiceProcess()
+    try:
+        process.ask("warm_up")
+        while process.answer()[0] != "warmed_up":
+            pass
+        assert os.getpriority(os.PRIO_PROCESS, process.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 5
+    finally:
+        process.stop()
