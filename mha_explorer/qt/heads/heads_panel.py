@@ -221,8 +221,13 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self._entropy_key, self._entropies = (None, -1), None  # let the old trace go
         self.refresh()
 
-    def _on_config(self, cfg) -> None:
-        self._stale = True
+    def _on_config(self, _cfg) -> None:
+        self._stale = True  # at once: a trace arriving before the update below clears it
+        # in a turn of its own: a new caption relays out the grid of maps
+        self.controller.later.schedule(self._show_config, self._show_config)
+
+    def _show_config(self) -> None:
+        cfg = self.controller.config
         self._sync_batch_range(cfg)
         self._set_caption()
         self._show_weights_note(cfg)
