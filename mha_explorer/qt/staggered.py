@@ -38,6 +38,10 @@ class StaggeredRefresh(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
+    def on(self, signal, update: Callable[[], object]) -> None:
+        """Run ``update`` (keyed by itself) in a turn of its own each time ``signal`` fires."""
+        signal.connect(lambda *_args: self.schedule(update, update))
+
     def cancel(self, key: Hashable) -> None:
         """Forget what ``key`` was waiting to do (its view has just done it itself)."""
         self._pending.pop(key, None)

@@ -79,7 +79,7 @@ class KVCompareTable(QWidget):
         self.rows: list[KVRow] = []
         self.layers = 1
         # in a turn of its own: refilling and re-measuring the table costs tens of ms
-        controller.config_changed.connect(lambda _cfg: controller.later.schedule(self.refresh, self.refresh))
+        controller.later.on(controller.config_changed, self.refresh)
         self.refresh()
 
     def refresh(self) -> None:

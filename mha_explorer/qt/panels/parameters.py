@@ -76,7 +76,7 @@ class ParamsPanel(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._apply_type()
         # in a turn of its own: two dozen labels re-measured and laid out again
-        controller.config_changed.connect(lambda _cfg: controller.later.schedule(self._show, self._show))
+        controller.later.on(controller.config_changed, self._show)
         self._show()
 
     def _build_parameters(self, row: int) -> int:

@@ -90,8 +90,7 @@ class StatusBarView(QWidget):
         self.cancel_button.clicked.connect(controller.cancel)
 
         # in a turn of its own: a new text relays out the status bar and the window's bottom
-        controller.config_changed.connect(
-            lambda _cfg: controller.later.schedule(self._show_memory, self._show_memory))
+        controller.later.on(controller.config_changed, self._show_memory)
         controller.trace_ready.connect(self._show_trace)
         controller.trace_failed.connect(self._show_failure)
         controller.compute_started.connect(self._on_compute_started)
