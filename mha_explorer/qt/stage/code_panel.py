@@ -94,7 +94,8 @@ class CodePanel(QPlainTextEdit):
         self._theme = theme_of(self)
         self._colours = _PythonColours(self.document(), self._theme)
 
-        controller.config_changed.connect(self._show_code)
+        # in a turn of its own: the whole listing is set, highlighted and laid out again
+        controller.later.on(controller.config_changed, self._show_code)
         controller.stage_changed.connect(self._highlight)
         self._show_code()
 
