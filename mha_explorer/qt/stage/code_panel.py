@@ -163,6 +163,8 @@ class CodePanel(QPlainTextEdit):
         self._highlight(self._controller.stage)
 
     def _highlight(self, stage: str) -> None:
+        if self._controller.later.pending(self._show_code):
+            return  # a new config's listing is on its way and lights its stage itself
         first, last = self._ranges[stage]
         self._lines = (first, last)
         doc = self.document()
