@@ -6,7 +6,7 @@ it; a helper thread samples the GUI thread's Python stack every 1.5 ms. For the
 longest gaps it prints the innermost project frames seen most often in them, so a
 stall reads as "which view's reaction".
 
-Run: QT_QPA_PLATFORM=offscreen python benchmarks/probe_stalls.py [--top 4] [--repeat 2]
+Run: QT_QPA_PLATFORM=offscreen python benchmarks/probe_stalls.py [--top 4] [--repeat 2] [--stage softmax]
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--top", type=int, default=4)
     p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--stage", default=None, help="the stage shown (default: the first)")
     args = p.parse_args()
 
     from PySide6.QtCore import QEventLoop, QTimer
@@ -80,6 +81,8 @@ def main() -> None:
     ctrl.trace_ready.connect(first.quit)
     ctrl.start()
     first.exec()
+    if args.stage:
+        ctrl.set_stage(args.stage)
     app.processEvents()
 
     sys.setswitchinterval(0.0005)  # the sampler gets the interpreter often enough to see
@@ -118,7 +121,10 @@ def main() -> None:
             ctrl.trace_failed.disconnect(loop.quit)
             edit = [t for t in ticks if t[1] <= t0 + 1.0 and t[1] < t_trace]
             drawn = [t for t in ticks if t[1] >= t_trace - 0.001]
-            print(f"-- round {r + 1}, {name} (load {os.getloadavg()[0]:.2f})")
+            maps = window.heatmaps.maps
+            shapes = sorted({m.image.shape for m in maps.maps}) if maps is not None else []
+            print(f"-- round {r + 1}, {name}, stage {ctrl.stage}: {len(maps.maps) if maps else 0} maps "
+                  f"of {shapes} (load {os.getloadavg()[0]:.2f})")
             report("  after the edit (first second, worker computing)", edit, sampler, args.top)
             report("  drawing the trace (1.5 s after it came)", drawn, sampler, args.top)
     sampler.running = False
