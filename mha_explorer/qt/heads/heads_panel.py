@@ -312,6 +312,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.controller.later.cancel(self._draw_from)  # an older set of maps waiting: not drawn
         for cell in self.cells:  # a map waiting for its turn keeps its old picture, unpainted:
             cell.setUpdatesEnabled(False)  # the grid's relayout would paint it twice otherwise
+        self._show_focus()  # presentation's large map first: the one the room is looking at
         self._draw_from(maps, 0)
 
     def _draw_from(self, maps: StageMaps, start: int) -> None:
@@ -331,7 +332,6 @@ class HeatmapPanel(PresentingMaps, QWidget):
         if stop < len(maps.maps):
             self.controller.later.schedule(self._draw_from, partial(self._draw_from, maps, stop))
             return
-        self._show_focus()
         self.bar_view.show_scale(maps)  # pushes the same levels to every item
         self.images_updated.emit()
 
