@@ -13,16 +13,13 @@ any more. Errors are emitted, never raised.
 from __future__ import annotations
 
 import atexit
-import contextlib
-import os
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from mha_explorer.core.errors import Cancelled, ConfigError
 
@@ -132,21 +129,6 @@ class JobRunner(QObject):
             self.in_flight = None
 
 
-WORKER_NICE = 5  # how much lower the computation's share of a busy CPU is than the window's
-
-
-def _yield_to_the_window() -> None:
-    """On the jobs thread as it starts: lower its priority, and so that of the threads torch
-    starts from it, so that on a busy machine the GUI thread gets the CPU when it needs it.
-    At an equal share, 20 ms of the window's work took 60-80 ms of wall time while torch's
-    threads computed. Linux only (a thread's own nice value there)."""
-    if not sys.platform.startswith("linux"):  # elsewhere a thread id is no process id
-        return
-    with contextlib.suppress(AttributeError, OSError):
-        me = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, me, os.getpriority(os.PRIO_PROCESS, me) + WORKER_NICE)
-
-
 class Jobs(QObject):
     """The GUI side: ``submit(kind, work, *args)``; ``done(JobDone)``, ``failed(JobFailed)``,
     ``progressed(JobProgress)`` and ``cancelled(Job)`` for the newest job of each kind only."""
@@ -167,7 +149,6 @@ class Jobs(QObject):
         self._runner = JobRunner()
         self._runner.moveToThread(self.thread)
         self.thread.finished.connect(self._runner.deleteLater)
-        self.thread.started.connect(_yield_to_the_window, Qt.ConnectionType.DirectConnection)
         self._send.connect(self._runner.run)
         self._runner.began.connect(self._on_began)
         self._runner.finished.connect(self._on_finished)
