@@ -198,9 +198,12 @@ def bench_in_process(repeat: int) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--in-process-only", action="store_true",
+                   help="only 3 and 4 (the edit and the stalls), without the launches")
     args = p.parse_args()
-    bench_start(args.repeat)
-    bench_first_heatmaps(args.repeat)
+    if not args.in_process_only:
+        bench_start(args.repeat)
+        bench_first_heatmaps(args.repeat)
     bench_in_process(args.repeat)
 
 

@@ -23,6 +23,7 @@ from mha_explorer.core.text.tables import STAGE_LABELS
 from mha_explorer.qt.budget import BudgetMixin
 from mha_explorer.qt.compute import ROWS_AFTER_S, ComputeRequest, RunFunction, run_engine, warm_up
 from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, Jobs
+from mha_explorer.qt.staggered import StaggeredRefresh
 
 DEBOUNCE_MS = 150
 SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # stages per second
@@ -53,6 +54,8 @@ class Controller(BudgetMixin, QObject):
         only the rows its maps show (None: always every row); see compute.ROWS_AFTER_S."""
         super().__init__(parent)
         self._config = config or MHAConfig()
+        # the views' costly reactions to an edit or a trace, one per event-loop turn
+        self.later = StaggeredRefresh(self)
         self._plan = build_plan(self._config)
         self._error: ConfigError | None = None
         self._trace: Trace | None = None
@@ -101,6 +104,7 @@ class Controller(BudgetMixin, QObject):
         pieces, so this waits about half a second at most (qt/jobs.py SHUTDOWN_WAIT_MS)."""
         self._play.stop()
         self._debounce.stop()
+        self.later.stop()
         self.jobs.shutdown()
 
     def is_running(self) -> bool:

@@ -58,6 +58,15 @@ def make_controller(qtbot):
 
 
 @pytest.fixture
+def settle(qtbot):
+    """Wait until the views have caught up with the last edit or trace: they react in
+    event-loop turns of their own (qt/staggered.py), a moment after the edit."""
+    def wait(controller: Controller, timeout: int = 5_000) -> None:
+        qtbot.waitUntil(lambda: controller.later.idle, timeout=timeout)
+    return wait
+
+
+@pytest.fixture
 def controller(make_controller):
     return make_controller()
 

@@ -62,10 +62,11 @@ def test_the_merge_words_stay_on_the_canvas_with_128_heads(qtbot, make_window):
     assert arrow.text().endswith("a real copy")
 
 
-def test_wordings_read_right(qtbot, make_window):
+def test_wordings_read_right(qtbot, make_window, settle):
     window = make_window(MHAConfig(d_model=64, n_heads=8, n_kv_heads=1, batch=1, seq=4, device="cpu"))
     assert window.controls.kv_note.text() == "all 8 query heads share one K/V head"
     window.controller.update(n_kv_heads=None, n_heads=1)
+    settle(window.controller)
     assert "1 head of" in window.params.one_head_note.text()
     assert "1 heads" not in window.params.one_head_note.text()
     one_hot = np.eye(4, dtype=np.float32)

@@ -126,8 +126,9 @@ def test_two_invalid_halves_make_a_valid_pair(qtbot, ui):
     assert shape(ui, "view", "Q") == "2 × 6 × 6 × 16"
 
 
-def test_gqa_narrows_k_and_v_and_the_params_show_the_saving(qtbot, ui):
+def test_gqa_narrows_k_and_v_and_the_params_show_the_saving(qtbot, ui, settle):
     type_into(qtbot, ui.controls.heads_spin, "8")
+    settle(ui.ctrl)
     assert not ui.controls.kv_spin.isEnabled()
     assert not ui.params.saving_label.isVisible()
 
@@ -141,6 +142,7 @@ def test_gqa_narrows_k_and_v_and_the_params_show_the_saving(qtbot, ui):
     assert shape(ui, "view", "K") == "2 × 6 × 4 × 8"
     assert shape(ui, "view", "Q") == "2 × 6 × 8 × 8"
     assert ui.controls.kv_note.text() == "2 query heads share each of the 4 K/V heads"
+    settle(ui.ctrl)
     # W_K and W_V shrink from 64×64 to 64×32, b_K and b_V from 64 to 32
     assert ui.params.saving_label.isVisible()
     assert ui.params.saving_label.text() == "4,160"
@@ -155,6 +157,7 @@ def test_gqa_narrows_k_and_v_and_the_params_show_the_saving(qtbot, ui):
 
     qtbot.mouseClick(ui.controls.kv_buttons["MHA"], Qt.MouseButton.LeftButton)
     assert ui.ctrl.config.n_kv_heads is None
+    settle(ui.ctrl)
     assert not ui.params.saving_label.isVisible()
 
 
@@ -177,8 +180,9 @@ def pick_preset(qtbot, combo: QComboBox, name: str) -> None:
     assert combo.currentText() == name
 
 
-def test_a_preset_updates_every_control_and_the_total(qtbot, ui):
+def test_a_preset_updates_every_control_and_the_total(qtbot, ui, settle):
     pick_preset(qtbot, ui.controls.preset_combo, "GPT-2 small")
+    settle(ui.ctrl)
 
     c = ui.controls
     assert (c.d_model_spin.value(), c.heads_spin.value()) == (768, 12)
@@ -190,8 +194,9 @@ def test_a_preset_updates_every_control_and_the_total(qtbot, ui):
     assert shape(ui, "view", "Q") == "2 × 6 × 12 × 64"
 
 
-def test_a_gqa_preset_selects_gqa_with_its_count(qtbot, ui):
+def test_a_gqa_preset_selects_gqa_with_its_count(qtbot, ui, settle):
     pick_preset(qtbot, ui.controls.preset_combo, "LLaMA-3 8B (GQA)")
+    settle(ui.ctrl)
 
     c = ui.controls
     assert c.kv_buttons["GQA"].isChecked() and c.kv_spin.isEnabled() and c.kv_spin.value() == 8

@@ -41,9 +41,10 @@ def shown(panel: HeatmapPanel) -> list[np.ndarray]:
     return [item.image for item in panel.image_items]
 
 
-def test_one_map_per_head_in_head_order(make_panel):
+def test_one_map_per_head_in_head_order(make_panel, settle):
     panel = make_panel(MHAConfig(d_model=48, n_heads=6, batch=2, seq=5))
     panel.controller.set_stage("softmax")
+    settle(panel.controller)  # a few maps per event-loop turn
     assert len(panel.cells) == 6
     # each title names its head (the entropy may sit beside it, after a "·")
     assert [c.title.text().split(" · ")[0] for c in panel.cells] == [f"<b>head {h}</b>"
@@ -251,13 +252,14 @@ def test_stretched_weights_keep_bar_and_items_in_step(make_panel):
     assert "stretched" in panel.caption.text()
 
 
-def test_moving_the_window_recomputes_exact_rows(make_panel, qtbot):
+def test_moving_the_window_recomputes_exact_rows(make_panel, qtbot, settle):
     cfg = MHAConfig(d_model=16, n_heads=2, batch=2, seq=1024)  # windowed: 512 rows shown
     est = estimate(cfg)
     panel = make_panel(cfg, budget_bytes=(est.windowed_bytes + est.full_bytes) // 2)
     ctrl = panel.controller
     assert ctrl.trace.mode == "windowed"
     ctrl.set_stage("scores")
+    settle(ctrl)
     assert panel.rows_spin.isVisible() and ctrl.trace.rows == (0, 512)
     with qtbot.waitSignal(panel.images_updated, timeout=TRACE_TIMEOUT_MS):
         panel.rows_spin.setValue(300)
@@ -370,7 +372,7 @@ def test_token_axis_names_every_token_when_they_fit_and_thins_them_otherwise(qtb
         assert np.all(np.diff(ticks) == spacing)
 
 
-def test_every_map_is_laid_out_before_its_first_paint(make_panel, qtbot, monkeypatch):
+def test_every_map_is_laid_out_before_its_first_paint(make_panel, qtbot, monkeypatch, settle):
     """Axes that resize after their first paint repaint every map of the grid twice."""
     panel = make_panel(MHAConfig(d_model=128, n_heads=32, batch=1, seq=16))
     qtbot.waitExposed(panel)
@@ -383,6 +385,7 @@ def test_every_map_is_laid_out_before_its_first_paint(make_panel, qtbot, monkeyp
 
     monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
     panel.controller.set_stage("softmax")
+    settle(panel.controller)  # the maps are set a few per event-loop turn, each turn painted
     for _ in range(3):  # paint, and whatever a paint sets off
         QApplication.processEvents()
         panel.grab()

@@ -32,9 +32,10 @@ def long_views(qtbot, make_controller):
     return ctrl, panel, view
 
 
-def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views):
+def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views, settle):
     ctrl, panel, view = long_views
     ctrl.set_stage("softmax")
+    settle(ctrl)  # large maps: one per event-loop turn
     caption = panel.caption.text()
     assert "query rows 0, 2, 4, 6, …, 1,023 (512 of 1,024, spread evenly, each exact)" in caption
     assert all(item.image.shape == (512, 1024) for item in panel.image_items)

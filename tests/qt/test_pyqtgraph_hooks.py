@@ -41,3 +41,15 @@ def test_image_item_render_fills_qimage(qapp):
     assert isinstance(getattr(item, "qimage", None), QImage), (
         f"pyqtgraph {pg.__version__} ImageItem.render no longer leaves a QImage in "
         "'qimage': mha_explorer/qt/heads/head_cell.py (MapImage) converts it in place")
+
+
+IMAGE_DOWNSAMPLE_HOOKS = ("_computeDownsampleFactors", "_lastDownsample", "_imageHasNans",
+                          "_imageNanLocations", "_nanPolicy", "autoDownsample")
+
+
+@pytest.mark.parametrize("name", IMAGE_DOWNSAMPLE_HOOKS)
+def test_image_item_downsampling_parts_that_map_image_uses(qapp, name):
+    item = pg.ImageItem(np.zeros((4, 4), dtype=np.float32))
+    assert hasattr(item, name), (
+        f"pyqtgraph {pg.__version__} ImageItem has no '{name}': mha_explorer/qt/heads/head_cell.py "
+        "(MapImage._reduced) averages a large map itself and hands pyqtgraph the means")

@@ -130,12 +130,13 @@ def test_highlighted_code_lines_follow_the_stage(qtbot, controller):
     assert any("k.transpose(-2, -1)" in line for line in lit)
 
 
-def test_code_follows_the_config(qtbot, controller):
+def test_code_follows_the_config(qtbot, controller, settle):
     view = _view(qtbot, controller)
     controller.set_stage("scores")
     assert "repeat_interleave" not in view.code_panel.toPlainText()
     with qtbot.waitSignal(controller.config_changed):
         controller.update(n_kv_heads=2, causal=True)
+    settle(controller)
     code = view.code_panel.toPlainText()
     assert "repeat_interleave" in code and "masked_fill" in code
     first, last = stage_lines(controller.config)["scores"]
@@ -194,16 +195,15 @@ def test_turning_reduced_motion_on_mid_slide_settles_at_once(qtbot, controller):
     assert view.reduced_motion
 
 
-def test_grids_show_values_only_from_a_trace_of_this_config(qtbot, controller):
+def test_grids_show_values_only_from_a_trace_of_this_config(qtbot, controller, settle):
     view = _view(qtbot, controller)
     controller.set_stage("softmax")
     assert view.diagram.items_by_key()["grid"].has_values()
     with qtbot.waitSignal(controller.config_changed):
         controller.update(seq=5)  # the old trace no longer fits: draw the outline only
+    settle(controller)
     assert not view.diagram.items_by_key()["grid"].has_values()
-    with qtbot.waitSignal(controller.trace_ready, timeout=60_000):
-        pass
-    assert view.diagram.items_by_key()["grid"].has_values()
+    qtbot.waitUntil(lambda: view.diagram.items_by_key()["grid"].has_values(), timeout=60_000)
 
 
 def test_the_view_modules_do_not_import_torch():

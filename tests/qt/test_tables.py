@@ -89,7 +89,7 @@ def test_the_current_stage_is_scrolled_into_view(qtbot, make_controller):
 
 
 # parameters -------------------------------------------------------------------------------
-def test_params_show_formula_numbers_and_count_for_each_weight(qtbot, controller):
+def test_params_show_formula_numbers_and_count_for_each_weight(qtbot, controller, settle):
     panel = show(qtbot, ParamsPanel(controller))
     name, formula, count = (label.text().replace("\u00a0", " ") for label in panel.term_labels[0])
     assert (name, formula, count) == ("W_Q", "D × D = 64 × 64", "4,096")
@@ -102,17 +102,20 @@ def test_params_show_formula_numbers_and_count_for_each_weight(qtbot, controller
     assert panel.attention_label.text() == format_bytes(2 * 4 * 6 * 6 * 4)
 
     controller.update(bias=False)
+    settle(controller)
     assert panel.total_formula_label.text() == "4·D²"
     assert panel.total_label.text() == "16,384"
     assert not panel.term_labels[4][0].isVisible()  # no bias rows
 
     controller.update(n_heads=16)  # more heads, same weights: the point to show
+    settle(controller)
     assert panel.total_label.text() == "16,384"
 
 
-def test_mqa_params_compare_with_full_mha(qtbot, controller):
+def test_mqa_params_compare_with_full_mha(qtbot, controller, settle):
     panel = show(qtbot, ParamsPanel(controller))
     controller.update(n_kv_heads=1, bias=False)
+    settle(controller)
     assert panel.total_label.text() == f"{2 * 64 * 64 + 2 * 64 * 16:,}"
     assert panel.mha_label.text() == f"{4 * 64 * 64:,}"
     assert panel.saving_label.isVisible()

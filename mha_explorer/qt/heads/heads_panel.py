@@ -10,6 +10,7 @@ rebuilds the grid; only a new head count or a new width does.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
@@ -72,6 +73,9 @@ def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_
 
 
 POOL_KEEP = 32  # cells kept beyond what is shown
+# maps set (and so painted) in one event-loop turn: a small config's maps all at once
+CELLS_PER_TURN = 4
+PIXELS_PER_TURN = 1 << 18
 
 
 class HeatmapPanel(PresentingMaps, QWidget):
@@ -228,8 +232,13 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self._entropy_key, self._entropies = (None, -1), None  # let the old trace go
         self.refresh()
 
-    def _on_config(self, cfg) -> None:
-        self._stale = True
+    def _on_config(self, _cfg) -> None:
+        self._stale = True  # at once: a trace arriving before the update below clears it
+        # in a turn of its own: a new caption relays out the grid of maps
+        self.controller.later.schedule(self._show_config, self._show_config)
+
+    def _show_config(self) -> None:
+        cfg = self.controller.config
         self._sync_batch_range(cfg)
         self._set_caption()
         self._show_weights_note(cfg)
@@ -307,9 +316,29 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self._set_caption()
         self._ensure_cells(len(maps.maps))
         self._grid.activate()  # place new cells now: each map is drawn once, at its size
-        for cell, heatmap in zip(self.cells, maps.maps, strict=False):
+        self.controller.later.cancel(self._draw_from)  # an older set of maps waiting: not drawn
+        for cell in self.cells:  # a map waiting for its turn keeps its old picture, unpainted:
+            cell.setUpdatesEnabled(False)  # the grid's relayout would paint it twice otherwise
+        self._show_focus()  # presentation's large map first: the one the room is looking at
+        self._draw_from(maps, 0)
+
+    def _draw_from(self, maps: StageMaps, start: int) -> None:
+        """Draw the maps from ``start`` on, as many as one event-loop turn should hold; the
+        rest come a turn later, each turn's maps painted before the next are set. Sixteen
+        maps of 4096 keys, set and painted at once, held the window for half a second."""
+        if maps is not self.maps:  # newer maps came meanwhile
+            return
+        stop, pixels = start, 0
+        while stop < len(maps.maps) and (stop == start or (
+                stop - start < CELLS_PER_TURN and pixels + maps.maps[stop].image.size <= PIXELS_PER_TURN)):
+            pixels += maps.maps[stop].image.size
+            stop += 1
+        for cell, heatmap in zip(self.cells[start:stop], maps.maps[start:stop], strict=False):
+            cell.setUpdatesEnabled(True)
             cell.show_map(heatmap, maps)
-        self._show_focus()
+        if stop < len(maps.maps):
+            self.controller.later.schedule(self._draw_from, partial(self._draw_from, maps, stop))
+            return
         self.bar_view.show_scale(maps)  # pushes the same levels to every item
         self.images_updated.emit()
 

@@ -78,7 +78,8 @@ class KVCompareTable(QWidget):
         layout.addWidget(self.table)
         self.rows: list[KVRow] = []
         self.layers = 1
-        controller.config_changed.connect(lambda _cfg: self.refresh())
+        # in a turn of its own: refilling and re-measuring the table costs tens of ms
+        controller.later.on(controller.config_changed, self.refresh)
         self.refresh()
 
     def refresh(self) -> None:

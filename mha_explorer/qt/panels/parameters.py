@@ -75,7 +75,8 @@ class ParamsPanel(QWidget):
 
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._apply_type()
-        controller.config_changed.connect(self._show)
+        # in a turn of its own: two dozen labels re-measured and laid out again
+        controller.later.on(controller.config_changed, self._show)
         self._show()
 
     def _build_parameters(self, row: int) -> int:

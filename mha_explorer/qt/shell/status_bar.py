@@ -89,7 +89,8 @@ class StatusBarView(QWidget):
         self._progress_delay.timeout.connect(self._reveal_progress)
         self.cancel_button.clicked.connect(controller.cancel)
 
-        controller.config_changed.connect(self._show_memory)
+        # in a turn of its own: a new text relays out the status bar and the window's bottom
+        controller.later.on(controller.config_changed, self._show_memory)
         controller.trace_ready.connect(self._show_trace)
         controller.trace_failed.connect(self._show_failure)
         controller.compute_started.connect(self._on_compute_started)

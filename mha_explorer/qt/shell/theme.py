@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QToolTip, QWidget
 
 from mha_explorer import assets
@@ -228,8 +228,33 @@ class ProjectorStyle(QProxyStyle):
                   QStyle.PixelMetric.PM_ExclusiveIndicatorWidth,
                   QStyle.PixelMetric.PM_ExclusiveIndicatorHeight)
 
+    # Fusion answers these with a constant scaled to the screens' dpi, whatever the widget
+    # or option asking (qfusionstyle.cpp). With pixelMetric overridden in Python, Qt asks
+    # Python about 18,000 times while the window is built; these are two thirds of the asks,
+    # and are answered from a table instead of asking Fusion again.
+    CONSTANT = frozenset((
+        QStyle.PixelMetric.PM_DockWidgetTitleBarButtonMargin, QStyle.PixelMetric.PM_ScrollBarExtent,
+        QStyle.PixelMetric.PM_ScrollBarSliderMin, QStyle.PixelMetric.PM_HeaderMargin,
+        QStyle.PixelMetric.PM_SmallIconSize, QStyle.PixelMetric.PM_ButtonIconSize,
+        QStyle.PixelMetric.PM_SpinBoxFrameWidth, QStyle.PixelMetric.PM_SplitterWidth,
+        QStyle.PixelMetric.PM_DockWidgetTitleMargin, QStyle.PixelMetric.PM_TabBarTabVSpace,
+        QStyle.PixelMetric.PM_MenuBarPanelWidth, QStyle.PixelMetric.PM_MenuBarVMargin,
+        QStyle.PixelMetric.PM_MenuBarHMargin, QStyle.PixelMetric.PM_DefaultFrameWidth))
+
     def __init__(self) -> None:
         super().__init__(QStyleFactory.create("Fusion"))
+        self._constant: dict = {}  # metric -> size, while every screen has the same dpi
+        self._one_dpi = False
+        app = QGuiApplication.instance()
+        if app is not None:
+            app.screenAdded.connect(self._watch)
+            app.screenRemoved.connect(self._screens_changed)
+            for screen in QGuiApplication.screens():
+                self._watch(screen)
+
+    def _watch(self, screen) -> None:
+        screen.logicalDotsPerInchChanged.connect(self._screens_changed)
+        self._screens_changed()
 
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
@@ -242,7 +267,17 @@ class ProjectorStyle(QProxyStyle):
             painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
             painter.restore()
 
+    def _screens_changed(self, *_args) -> None:
+        """Sizes scale with a screen's dpi: the table holds only while all screens share one."""
+        self._constant.clear()
+        self._one_dpi = len({screen.logicalDotsPerInch() for screen in QGuiApplication.screens()}) == 1
+
     def pixelMetric(self, metric, option=None, widget=None) -> int:
+        if self._one_dpi and metric in self.CONSTANT:
+            size = self._constant.get(metric)
+            if size is None:
+                size = self._constant[metric] = super().pixelMetric(metric, option, widget)
+            return size
         size = super().pixelMetric(metric, option, widget)
         if metric in self.INDICATORS and widget is not None:
             size = max(size, round(widget.fontMetrics().height() * 0.8))

@@ -94,7 +94,8 @@ class CodePanel(QPlainTextEdit):
         self._theme = theme_of(self)
         self._colours = _PythonColours(self.document(), self._theme)
 
-        controller.config_changed.connect(self._show_code)
+        # in a turn of its own: the whole listing is set, highlighted and laid out again
+        controller.later.on(controller.config_changed, self._show_code)
         controller.stage_changed.connect(self._highlight)
         self._show_code()
 
@@ -162,6 +163,8 @@ class CodePanel(QPlainTextEdit):
         self._highlight(self._controller.stage)
 
     def _highlight(self, stage: str) -> None:
+        if self._controller.later.pending(self._show_code):
+            return  # a new config's listing is on its way and lights its stage itself
         first, last = self._ranges[stage]
         self._lines = (first, last)
         doc = self.document()

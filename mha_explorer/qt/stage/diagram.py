@@ -86,7 +86,8 @@ class StageDiagram(QGraphicsView):
         self.generic.hide()
 
         controller.stage_changed.connect(self._on_stage_changed)
-        controller.config_changed.connect(self._redraw)
+        # in a turn of its own: the scene is rebuilt and painted again
+        controller.later.on(controller.config_changed, self._redraw)
         controller.trace_ready.connect(self._redraw)
         controller.batch_index_changed.connect(self._redraw)
         controller.head_changed.connect(self._redraw)
