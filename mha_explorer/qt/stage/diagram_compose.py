@@ -53,6 +53,10 @@ class StageContext:
     height: float
     ink: style.Ink = style.LIGHT_INK  # the theme's colours
     head: int = 0  # the query head the one-head pictures show
+    note_beside: bool = False  # a short, wide canvas: the closing sentence goes right of the picture
+
+
+NOTE_BESIDE_MIN = 0.3  # of the canvas width, the least a sentence beside the picture may take
 
 
 def text_width(text: str, points: float = style.LABEL_PT, bold: bool = True) -> float:
@@ -114,10 +118,28 @@ class Composer:
             return
         room = self.ctx.width - 2 * style.MARGIN
         note.setTextWidth(-1)  # its one-line width
+        if self.ctx.note_beside and self._note_right(note, picture, room):
+            return
         width = min(note.boundingRect().width(), room, max(picture.width(), 0.55 * room))
         note.setTextWidth(width)
         x = min(max(picture.center().x() - width / 2, style.MARGIN), style.MARGIN + room - width)
         note.setPos(x, picture.bottom() + style.GAP)
+
+    def _note_right(self, note: NoteItem, picture: QRectF, room: float) -> bool:
+        """The sentence right of the picture, centred on it, when the canvas leaves it
+        NOTE_BESIDE_MIN of its width there: a short pane then keeps its height for the
+        picture. False (nothing moved) when there is no such room."""
+        width = min(note.boundingRect().width(), room - picture.width() - 2 * style.GAP)
+        if width < NOTE_BESIDE_MIN * self.ctx.width:
+            return False
+        note.setTextWidth(width)
+        shift = max(0.0, picture.right() + 2 * style.GAP + width - (style.MARGIN + room))
+        for item in self.items:  # the picture moves left where the canvas's right edge is near
+            if item is not note:
+                item.moveBy(-shift, 0)
+        y = picture.center().y() - note.boundingRect().height() / 2
+        note.setPos(picture.right() - shift + 2 * style.GAP, max(style.MARGIN, y))
+        return True
 
     def add(self, item: QGraphicsItem, x: float, y: float, anchor: str = "tl") -> QGraphicsItem:
         body = body_rect(item)
