@@ -56,7 +56,7 @@ class StageContext:
     note_beside: bool = False  # a short, wide canvas: the closing sentence goes right of the picture
 
 
-NOTE_BESIDE_MIN = 0.3  # of the canvas width, the least a sentence beside the picture may take
+NOTE_BESIDE_MIN = 0.2  # of the canvas width, the least a sentence beside the picture may take
 
 
 def text_width(text: str, points: float = style.LABEL_PT, bold: bool = True) -> float:

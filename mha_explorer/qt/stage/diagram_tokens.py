@@ -28,6 +28,7 @@ class TokenBands:
     left: float
     top: float
     turned: bool  # the key words read upwards, one line per column
+    picked: tuple[int, ...] | None = None  # a long sequence's computed query rows: only these are named
 
 
 def token_names(ctx) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -65,11 +66,13 @@ def bands(ctx, top_fits) -> TokenBands:
     """``top_fits(left, top)``: whether upright key words fit their columns when
     the layout keeps that much room for the words."""
     q, kv = token_names(ctx)
+    trace = current_trace(ctx.trace, ctx.config)
+    picked = trace.row_ids if trace is not None else None
     left = widest(q) + 2 * LABEL_AIR + EDGE
     upright = line_height() + 2 * LABEL_AIR + EDGE
     if top_fits(left, upright):
-        return TokenBands(q, kv, left, upright, False)
-    return TokenBands(q, kv, left, widest(kv) + 2 * LABEL_AIR + EDGE, True)
+        return TokenBands(q, kv, left, upright, False, picked)
+    return TokenBands(q, kv, left, widest(kv) + 2 * LABEL_AIR + EDGE, True, picked)
 
 
 def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
@@ -86,11 +89,24 @@ def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
     return [(i, need / 2 + i * span / (count - 1)) for i in spaced_positions(count, step)]
 
 
+def _picked_centres(picked: tuple[int, ...], count: int, length: float,
+                    need: float) -> list[tuple[int, float]]:
+    """As ``_centres``, but only rows of ``picked`` (the rows the maps show), thinned among
+    themselves, each at its own row's place on the axis of ``count`` rows."""
+    pitch = length / count
+    step = label_step(len(picked), need, length)
+    shown = [picked[j] for j in spaced_positions(len(picked), step)]
+    half = min(need, length) / 2  # the first and last stay within the grid's ends
+    return [(i, min(max((i + 0.5) * pitch, half), length - half)) for i in shown]
+
+
 def draw(c, rect: QRectF, b: TokenBands, *, rows: bool = True, cols: bool = True) -> None:
     """The words beside ``rect``: rows down its left, columns along its top."""
     line = line_height()
     if rows and b.q:
-        for i, y in _centres(len(b.q), rect.height(), line):
+        centres = _centres(len(b.q), rect.height(), line) if b.picked is None else \
+            _picked_centres(b.picked, len(b.q), rect.height(), line)
+        for i, y in centres:
             c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE, rect.top() + y, "cr",
                    points=style.LABEL_PT)
     if cols and b.kv:
