@@ -157,9 +157,9 @@ def _sums_w() -> float:
 
 def _around_alone(ctx: StageContext, sums_line: bool) -> float:
     """Above softmax's grid its chips; under it the caption, the head, and the sums' line."""
-    if ctx.note_beside:  # a short pane: the header names the head, the sentence beside says Σ=1
-        return top_space() + bottom_space()
-    lines = int(ctx.config.H > 1) + int(sums_line)
+    # a short pane: the head line sits beside the caption, and the sentence beside the
+    # grid says the rows sum to 1
+    lines = 0 if ctx.note_beside else int(ctx.config.H > 1) + int(sums_line)
     return top_space() + bottom_space() + lines * (text_height(style.CAPTION_PT) + 4)
 
 
@@ -364,10 +364,14 @@ def build_softmax(c: Composer) -> None:
     dims = ctx.plan.dims
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
-    c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
-    if cfg.H > 1 and not ctx.note_beside:  # one head: the caption says it all
-        c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(),
-               rect.bottom() + bottom_space(), "tc", color=c.ink.muted)
+    caption = c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
+    head = f"head {ctx.head} of {cfg.H:,}"
+    if cfg.H > 1 and ctx.note_beside:  # a short pane keeps its height for the grid
+        at = caption.sceneBoundingRect()
+        c.text("grid.head", head, at.right() + style.GAP, at.center().y(), "cl", color=c.ink.muted)
+    elif cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
+        c.text("grid.head", head, rect.center().x(), rect.bottom() + bottom_space(), "tc",
+               color=c.ink.muted)
     _row_sums(c, rect)
     _bottom_note(c, softmax_note(ctx))
 
