@@ -124,6 +124,10 @@ class Composer:
         note.setTextWidth(width)
         x = min(max(picture.center().x() - width / 2, style.MARGIN), style.MARGIN + room - width)
         note.setPos(x, picture.bottom() + style.GAP)
+        if self.ctx.note_beside and note.sceneBoundingRect().bottom() > self.ctx.height:
+            # a short pane kept no room under the picture, and none is left beside it: the
+            # sentence would push the picture's ends out of the pane (the header explains)
+            self.items.remove(note)
 
     def _note_right(self, note: NoteItem, picture: QRectF, room: float) -> bool:
         """The sentence right of the picture, centred on it, when the canvas leaves it

@@ -28,6 +28,7 @@ K_MAX = 24.0  # pixels per log unit: D = 512 is drawn 240 px wide at most
 OP_W = 64  # room for "×" or "="
 BIAS_W = 104  # room for "+ b_Q"
 ROW_GAP = 16
+CAPTIONS = 1.6  # a weight's caption, "W_Qᵀ 512 × 512", may take two lines under a narrow block
 NOTE_H = 70  # the sentence at the bottom
 SHORT_MARGIN, SHORT_ROW_GAP = 0, 2  # a short pane: three rows barely fit (the view keeps a margin)
 
@@ -89,7 +90,7 @@ def linear_k(ctx: StageContext) -> float:
     uD = style.units(cfg.d_model)
     unit_h = max(uD, style.units(cfg.T)) + 2 * max(uD, style.units(cfg.S))
     # captions may take two lines when a block is narrower than its name and shape
-    fixed_h = (2 * margin_y(ctx) + 3 * (top_space() + 1.6 * bottom_space()) + 2 * row_gap(ctx)
+    fixed_h = (2 * margin_y(ctx) + 3 * (top_space() + CAPTIONS * bottom_space()) + 2 * row_gap(ctx)
                + note_h(ctx))
     k = min((ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h, K_MAX)
     return max(k, 2.0)
@@ -113,9 +114,10 @@ def row_heights(ctx: StageContext, k: float, row_dims: list[str]) -> list[float]
     return [max(sD, style.side(ctx.plan.dims[d], k)) for d in row_dims]
 
 
-def row_centres(ctx: StageContext, heights: list[float]) -> list[float]:
-    """Vertical centres of rows of these block heights, the group centred above the note."""
-    pitch = [top_space() + h + bottom_space() for h in heights]
+def row_centres(ctx: StageContext, heights: list[float], captions: float = 1.0) -> list[float]:
+    """Vertical centres of rows of these block heights, the group centred above the note;
+    ``captions``: the caption's height under each row, in captions of one line."""
+    pitch = [top_space() + h + captions * bottom_space() for h in heights]
     total = sum(pitch) + row_gap(ctx) * (len(heights) - 1)
     y = margin_y(ctx) + max(0.0, (ctx.height - note_h(ctx) - 2 * margin_y(ctx) - total) / 2)
     centres = []
@@ -136,7 +138,7 @@ def input_k(ctx: StageContext) -> float:
     than the shared scale (up to K_MAX), and the move to project shrinks them into place."""
     cfg = ctx.config
     rows = [cfg.T, cfg.S] if cfg.is_cross else [cfg.T]
-    fixed_h = (2 * margin_y(ctx) + len(rows) * (top_space() + 1.6 * bottom_space()) + row_gap(ctx)
+    fixed_h = (2 * margin_y(ctx) + len(rows) * (top_space() + CAPTIONS * bottom_space()) + row_gap(ctx)
                + note_h(ctx))
     k = min(K_MAX, (ctx.width - 2 * style.MARGIN - 2 * left_width(ctx)) / style.units(cfg.d_model),
             (ctx.height - fixed_h) / sum(style.units(n) for n in rows))
@@ -188,7 +190,8 @@ def project_layout(ctx: StageContext):
     k = linear_k(ctx)
     col = columns(ctx, k)
     heights = row_heights(ctx, k, ["T", "S", "S"])
-    return col, row_centres(ctx, heights)
+    # as linear_k counts them: a narrow weight's caption takes two lines
+    return col, row_centres(ctx, heights, CAPTIONS)
 
 
 def build_project(c: Composer) -> None:
