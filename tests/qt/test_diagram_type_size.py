@@ -69,8 +69,11 @@ def test_the_words_down_a_long_grid_name_the_rows_its_maps_show(qtbot, make_cont
     view.show()
     ctrl.set_stage("softmax")
     picked = {ctrl.trace.tokens_q[r] for r in ctrl.trace.row_ids}
-    named = [item.text() for key, item in view.diagram.items_by_key().items()
-             if key.startswith("tok.q")]
+    words = [item for key, item in view.diagram.items_by_key().items() if key.startswith("tok.q")]
+    named = [item.text() for item in words]
     assert len(named) >= 3  # the first, some between, the last
     assert all(word in picked for word in named), named
     assert ctrl.trace.tokens_q[ctrl.trace.row_ids[-1]] in named
+    # one under the other, none written over its neighbour
+    rects = sorted((item.sceneBoundingRect() for item in words), key=lambda r: r.top())
+    assert all(a.bottom() <= b.top() + 1 for a, b in zip(rects, rects[1:], strict=False)), rects

@@ -317,7 +317,7 @@ def build_scores(c: Composer) -> None:
     bands = token_bands(ctx)
     head = _head_word(ctx)
     c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
-             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X + bands.left - 4)
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X + bands.left - style.GAP)
     c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="")  # its caption names the head
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)

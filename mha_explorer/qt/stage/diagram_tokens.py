@@ -91,13 +91,27 @@ def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
 
 def _picked_centres(picked: tuple[int, ...], count: int, length: float,
                     need: float) -> list[tuple[int, float]]:
-    """As ``_centres``, but only rows of ``picked`` (the rows the maps show), thinned among
-    themselves, each at its own row's place on the axis of ``count`` rows."""
-    pitch = length / count
-    step = label_step(len(picked), need, length)
-    shown = [picked[j] for j in spaced_positions(len(picked), step)]
-    half = min(need, length) / 2  # the first and last stay within the grid's ends
-    return [(i, min(max((i + 0.5) * pitch, half), length - half)) for i in shown]
+    """As ``_centres``, but naming only rows of ``picked`` (the rows the maps show), each at
+    its own row's place: from the first, every picked row a word's height past the last
+    named, and the last picked row (in place of the one before it when they would touch)."""
+    if need <= length / count:  # every row has room for its word
+        return [(i, (i + 0.5) * length / count) for i in picked]
+    span = length - need  # as _centres: the ends stay within the grid
+    if span <= 0 or count == 1:
+        return [(picked[0], length / 2)]
+    shown: list[tuple[int, float]] = []
+    for i in picked:
+        y = need / 2 + i * span / (count - 1)
+        if not shown or y - shown[-1][1] >= need:
+            shown.append((i, y))
+    last = picked[-1]
+    y = need / 2 + last * span / (count - 1)
+    if shown[-1][0] != last:
+        if len(shown) > 1 and y - shown[-1][1] < need:
+            shown.pop()
+        if y - shown[-1][1] >= need:
+            shown.append((last, y))
+    return shown
 
 
 def draw(c, rect: QRectF, b: TokenBands, *, rows: bool = True, cols: bool = True) -> None:
