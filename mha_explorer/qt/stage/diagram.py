@@ -34,7 +34,9 @@ from mha_explorer.qt.stage.generic_stage import GenericStageView, is_generic
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
 
-MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed
+MIN_CANVAS = (980.0, 640.0)  # below this the picture is scaled, not squeezed...
+MIN_TEXT_PX = 11.0  # ...but never so far that its smallest type is under this on screen
+WIDE = 1.8  # a canvas wider than this for its height puts the closing sentence beside the picture
 MAX_GROWTH = 2.4  # the zoom onto a sparse stage: past this its type would shout
 FIT_MARGIN = 12  # pixels kept free around the picture
 
@@ -151,8 +153,11 @@ class StageDiagram(QGraphicsView):
     def _context(self) -> StageContext:
         c = self._controller
         w, h = self._canvas
+        # the everyday pane is short and wide: a sentence under the picture would take the
+        # height the picture needs (presentation keeps its own layout)
+        beside = self._type_floor is None and w > WIDE * h
         return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h, self._ink,
-                            head=min(c.head, c.config.H - 1))
+                            head=min(c.head, c.config.H - 1), note_beside=beside)
 
     def uses_generic(self, stage: str) -> bool:
         """Whether ``stage`` is drawn by the generic view rather than the classic builders."""
@@ -208,7 +213,7 @@ class StageDiagram(QGraphicsView):
         if self._type_floor is None:
             # a pane smaller than MIN_CANVAS scales the picture down; the canvas then takes
             # the pane's shape, so a short, wide pane lays the stage out wide, not in its middle
-            scale = min(vw / MIN_CANVAS[0], vh / MIN_CANVAS[1], 1.0)
+            scale = max(min(vw / MIN_CANVAS[0], vh / MIN_CANVAS[1], 1.0), self._least_scale())
             w, h = vw / scale, vh / scale
             self._scene_floor = 0.0
         else:  # grow or shrink the whole picture to the view, then the type to the floor
@@ -220,6 +225,11 @@ class StageDiagram(QGraphicsView):
         self._scene.setSceneRect(QRectF(0, 0, w, h))
         self.resetTransform()
         self.scale(scale, scale)
+
+    def _least_scale(self) -> float:
+        """The smallest scale at which the smallest type still reads (MIN_TEXT_PX): below
+        it the canvas shrinks with the pane instead, and the stage lays itself out tighter."""
+        return min(1.0, MIN_TEXT_PX / (style.SMALLEST_PT * self.logicalDpiY() / 72))
 
     def _zoom_onto(self, items: list) -> tuple[float, QPointF]:
         """The zoom and centre that fill the view with ``items`` (never below the

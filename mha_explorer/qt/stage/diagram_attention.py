@@ -102,7 +102,9 @@ def weighted_note(ctx: StageContext) -> str:
 
 def note_room(ctx: StageContext) -> float:
     """Height the tallest of the three stages' notes takes, so the grid's place does
-    not jump with the length of a stage's note."""
+    not jump with the length of a stage's note; none when it goes beside the picture."""
+    if ctx.note_beside:
+        return 0.0
     width = ctx.width - 2 * style.MARGIN
     return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
 
@@ -155,7 +157,9 @@ def _sums_w() -> float:
 
 def _around_alone(ctx: StageContext, sums_line: bool) -> float:
     """Above softmax's grid its chips; under it the caption, the head, and the sums' line."""
-    lines = int(ctx.config.H > 1) + int(sums_line)
+    # a short pane: the head line sits beside the caption, and the sentence beside the
+    # grid says the rows sum to 1
+    lines = 0 if ctx.note_beside else int(ctx.config.H > 1) + int(sums_line)
     return top_space() + bottom_space() + lines * (text_height(style.CAPTION_PT) + 4)
 
 
@@ -313,7 +317,7 @@ def build_scores(c: Composer) -> None:
     bands = token_bands(ctx)
     head = _head_word(ctx)
     c.tensor("Q.h0", None, cross.left, rows=["T"], cols=["d_k"], caption=f"Q  head {ctx.head}",
-             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X + bands.left - 4)
+             tag=f"h{ctx.head}", caption_width=cross.left.width() + GAP_X + bands.left - style.GAP)
     c.tensor("K.h0", None, cross.top, rows=["d_k"], cols=["S"], caption="")  # its caption names the head
     c.text("K.h0.caption", f"Kᵀ  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
@@ -345,7 +349,7 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
             empty = hidden is not None and hidden[i] == 0
             c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
                    points=SUM_PT, bold=True, color=c.ink.muted if empty else c.ink.ink)
-    else:  # under the grid's caption (and head line): beside it, it took the grid's width
+    elif not c.ctx.note_beside:  # under the grid's caption: beside it, it took the grid's width
         c.text("sum.all", "every row: Σ=1", rect.center().x(),
                c.bottom_of("grid.caption", "grid.head") + 4, "tc", points=style.LABEL_PT, bold=True)
 
@@ -360,10 +364,14 @@ def build_softmax(c: Composer) -> None:
     dims = ctx.plan.dims
     c.label_dims("grid", rect, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
-    c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
-    if cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
-        c.text("grid.head", f"head {ctx.head} of {cfg.H:,}", rect.center().x(),
-               rect.bottom() + bottom_space(), "tc", color=c.ink.muted)
+    caption = c.caption("grid.caption", f"weights  {style.shape_text(spec.shape)}", rect)
+    head = f"head {ctx.head} of {cfg.H:,}"
+    if cfg.H > 1 and ctx.note_beside:  # a short pane keeps its height for the grid
+        at = caption.sceneBoundingRect()
+        c.text("grid.head", head, at.right() + style.GAP, at.center().y(), "cl", color=c.ink.muted)
+    elif cfg.H > 1:  # one head: the caption says it all, and the line would sit on it
+        c.text("grid.head", head, rect.center().x(), rect.bottom() + bottom_space(), "tc",
+               color=c.ink.muted)
     _row_sums(c, rect)
     _bottom_note(c, softmax_note(ctx))
 

@@ -53,6 +53,10 @@ class StageContext:
     height: float
     ink: style.Ink = style.LIGHT_INK  # the theme's colours
     head: int = 0  # the query head the one-head pictures show
+    note_beside: bool = False  # a short, wide canvas: the closing sentence goes right of the picture
+
+
+NOTE_BESIDE_MIN = 0.2  # of the canvas width, the least a sentence beside the picture may take
 
 
 def text_width(text: str, points: float = style.LABEL_PT, bold: bool = True) -> float:
@@ -115,9 +119,52 @@ class Composer:
         room = self.ctx.width - 2 * style.MARGIN
         note.setTextWidth(-1)  # its one-line width
         width = min(note.boundingRect().width(), room, max(picture.width(), 0.55 * room))
+        if self.ctx.note_beside and not self._under_is_larger(note, picture, width) \
+                and self._note_right(note, picture, room):
+            return
         note.setTextWidth(width)
         x = min(max(picture.center().x() - width / 2, style.MARGIN), style.MARGIN + room - width)
         note.setPos(x, picture.bottom() + style.GAP)
+        if self.ctx.note_beside and note.sceneBoundingRect().bottom() > self.ctx.height:
+            # a short pane kept no room under the picture, and none is left beside it: the
+            # sentence would push the picture's ends out of the pane (the header explains)
+            self.items.remove(note)
+
+    def _under_is_larger(self, note: NoteItem, picture: QRectF, width: float) -> bool:
+        """Whether the sentence ``width`` wide under the picture fits the canvas and lets
+        the view draw the two larger than beside it would (a wide, flat picture)."""
+        one_line = note.boundingRect().width()
+        note.setTextWidth(width)
+        under = QRectF(picture.left(), picture.top(), max(picture.width(), width),
+                       picture.height() + style.GAP + note.boundingRect().height())
+        note.setTextWidth(-1)
+        if under.bottom() > self.ctx.height:
+            return False
+        beside_w = min(one_line, max(picture.width(), 1.5 * NOTE_BESIDE_MIN * self.ctx.width))
+        beside = QRectF(0, 0, picture.width() + 2 * style.GAP + beside_w, picture.height())
+        def fill(r: QRectF) -> float:
+            return min(self.ctx.width / r.width(), self.ctx.height / max(r.height(), 1.0))
+        return fill(under) >= fill(beside)
+
+    def _note_right(self, note: NoteItem, picture: QRectF, room: float) -> bool:
+        """The sentence right of the picture, centred on it, when the canvas leaves it
+        NOTE_BESIDE_MIN of its width there: a short pane then keeps its height for the
+        picture. False (nothing moved) when there is no such room."""
+        least = NOTE_BESIDE_MIN * self.ctx.width
+        # no wider than the picture (or the least it may take): a long line beside a small
+        # picture would leave the view room for only a strip of both
+        width = min(note.boundingRect().width(), room - picture.width() - 2 * style.GAP,
+                    max(picture.width(), 1.5 * least))
+        if width < least:
+            return False
+        note.setTextWidth(width)
+        shift = max(0.0, picture.right() + 2 * style.GAP + width - (style.MARGIN + room))
+        for item in self.items:  # the picture moves left where the canvas's right edge is near
+            if item is not note:
+                item.moveBy(-shift, 0)
+        y = picture.center().y() - note.boundingRect().height() / 2
+        note.setPos(picture.right() - shift + 2 * style.GAP, max(style.MARGIN, y))
+        return True
 
     def add(self, item: QGraphicsItem, x: float, y: float, anchor: str = "tl") -> QGraphicsItem:
         body = body_rect(item)

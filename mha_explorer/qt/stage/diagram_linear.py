@@ -28,7 +28,23 @@ K_MAX = 24.0  # pixels per log unit: D = 512 is drawn 240 px wide at most
 OP_W = 64  # room for "×" or "="
 BIAS_W = 104  # room for "+ b_Q"
 ROW_GAP = 16
+CAPTIONS = 1.6  # a weight's caption, "W_Qᵀ 512 × 512", may take two lines under a narrow block
 NOTE_H = 70  # the sentence at the bottom
+SHORT_MARGIN, SHORT_ROW_GAP = 0, 2  # a short pane: three rows barely fit (the view keeps a margin)
+
+
+def note_h(ctx: StageContext) -> float:
+    """Room kept under the rows for the closing sentence; none when it goes beside them."""
+    return 0.0 if ctx.note_beside else NOTE_H
+
+
+def margin_y(ctx: StageContext) -> float:
+    """Room above and below the rows: a short pane keeps only a little (the view adds its own)."""
+    return SHORT_MARGIN if ctx.note_beside else style.MARGIN
+
+
+def row_gap(ctx: StageContext) -> float:
+    return SHORT_ROW_GAP if ctx.note_beside else ROW_GAP
 MIN_SLICE = 16  # head slices thinner than this are summarised with "…"
 
 
@@ -74,7 +90,8 @@ def linear_k(ctx: StageContext) -> float:
     uD = style.units(cfg.d_model)
     unit_h = max(uD, style.units(cfg.T)) + 2 * max(uD, style.units(cfg.S))
     # captions may take two lines when a block is narrower than its name and shape
-    fixed_h = 2 * style.MARGIN + 3 * (top_space() + 1.6 * bottom_space()) + 2 * ROW_GAP + NOTE_H
+    fixed_h = (2 * margin_y(ctx) + 3 * (top_space() + CAPTIONS * bottom_space()) + 2 * row_gap(ctx)
+               + note_h(ctx))
     k = min((ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h, K_MAX)
     return max(k, 2.0)
 
@@ -97,15 +114,16 @@ def row_heights(ctx: StageContext, k: float, row_dims: list[str]) -> list[float]
     return [max(sD, style.side(ctx.plan.dims[d], k)) for d in row_dims]
 
 
-def row_centres(ctx: StageContext, heights: list[float]) -> list[float]:
-    """Vertical centres of rows of these block heights, the group centred above the note."""
-    pitch = [top_space() + h + bottom_space() for h in heights]
-    total = sum(pitch) + ROW_GAP * (len(heights) - 1)
-    y = style.MARGIN + max(0.0, (ctx.height - NOTE_H - 2 * style.MARGIN - total) / 2)
+def row_centres(ctx: StageContext, heights: list[float], captions: float = 1.0) -> list[float]:
+    """Vertical centres of rows of these block heights, the group centred above the note;
+    ``captions``: the caption's height under each row, in captions of one line."""
+    pitch = [top_space() + h + captions * bottom_space() for h in heights]
+    total = sum(pitch) + row_gap(ctx) * (len(heights) - 1)
+    y = margin_y(ctx) + max(0.0, (ctx.height - note_h(ctx) - 2 * margin_y(ctx) - total) / 2)
     centres = []
     for h, p in zip(heights, pitch, strict=False):
         centres.append(y + top_space() + h / 2)
-        y += p + ROW_GAP
+        y += p + row_gap(ctx)
     return centres
 
 
@@ -120,7 +138,8 @@ def input_k(ctx: StageContext) -> float:
     than the shared scale (up to K_MAX), and the move to project shrinks them into place."""
     cfg = ctx.config
     rows = [cfg.T, cfg.S] if cfg.is_cross else [cfg.T]
-    fixed_h = 2 * style.MARGIN + len(rows) * (top_space() + 1.6 * bottom_space()) + ROW_GAP + NOTE_H
+    fixed_h = (2 * margin_y(ctx) + len(rows) * (top_space() + CAPTIONS * bottom_space()) + row_gap(ctx)
+               + note_h(ctx))
     k = min(K_MAX, (ctx.width - 2 * style.MARGIN - 2 * left_width(ctx)) / style.units(cfg.d_model),
             (ctx.height - fixed_h) / sum(style.units(n) for n in rows))
     return max(k, linear_k(ctx))
@@ -171,7 +190,8 @@ def project_layout(ctx: StageContext):
     k = linear_k(ctx)
     col = columns(ctx, k)
     heights = row_heights(ctx, k, ["T", "S", "S"])
-    return col, row_centres(ctx, heights)
+    # as linear_k counts them: a narrow weight's caption takes two lines
+    return col, row_centres(ctx, heights, CAPTIONS)
 
 
 def build_project(c: Composer) -> None:

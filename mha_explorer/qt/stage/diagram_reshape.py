@@ -19,7 +19,14 @@ from mha_explorer.qt.stage.diagram_compose import (
     top_space,
 )
 from mha_explorer.qt.stage.diagram_items import BlockItem
-from mha_explorer.qt.stage.diagram_linear import NOTE_H, ROW_GAP, bottom_note, linear_k, row_centres
+from mha_explorer.qt.stage.diagram_linear import (
+    bottom_note,
+    linear_k,
+    margin_y,
+    note_h,
+    row_centres,
+    row_gap,
+)
 
 CARD_GAP = 14
 ELLIPSIS_W = 52
@@ -106,7 +113,7 @@ def build_transpose(c: Composer) -> None:
     fixed_w = (2 * style.MARGIN + left + (slots - 1) * CARD_GAP + ELLIPSIS_W + STRIDES_GAP
                + strides_w)
     unit_w = _card_units(cfg.H) * style.units(cfg.d_k)
-    fixed_h = 2 * style.MARGIN + 3 * (top_space() + bottom_space()) + 2 * ROW_GAP + NOTE_H
+    fixed_h = 2 * margin_y(ctx) + 3 * (top_space() + bottom_space()) + 2 * row_gap(ctx) + note_h(ctx)
     unit_h = style.units(cfg.T) + 2 * style.units(cfg.S)
     # cards may grow past the project stage's scale: they are narrower than D
     k = max(2.0, min(linear_k(ctx) * 1.5, (ctx.width - fixed_w) / unit_w,
@@ -174,7 +181,7 @@ def build_merge(c: Composer) -> None:
     slots = len(style.shown_heads(cfg.H))
     middle = top_space() + 2 * style.GAP  # the "copy" line between the rows
     fixed_w = 2 * style.MARGIN + left + (slots - 1) * CARD_GAP + ELLIPSIS_W
-    fixed_h = 2 * style.MARGIN + 2 * (top_space() + bottom_space()) + middle + NOTE_H
+    fixed_h = 2 * margin_y(ctx) + 2 * (top_space() + bottom_space()) + middle + note_h(ctx)
     # the cards may be larger than in transpose: this stage has two rows, not three
     cards = _card_units(cfg.H)
     gap_units = 0.75 if cards < cfg.H else 0.0  # the merged block's '…' slot
@@ -183,7 +190,7 @@ def build_merge(c: Composer) -> None:
                      (ctx.height - fixed_h) / (2 * style.units(cfg.T))))
     card_w, sT = style.side(cfg.d_k, k), style.side(cfg.T, k)
     rows_h = 2 * (top_space() + sT + bottom_space()) + middle
-    top = style.MARGIN + max(0.0, (ctx.height - NOTE_H - 2 * style.MARGIN - rows_h) / 2)
+    top = margin_y(ctx) + max(0.0, (ctx.height - note_h(ctx) - 2 * margin_y(ctx) - rows_h) / 2)
     cy_deck = top + top_space() + sT / 2
     cy_merged = cy_deck + sT / 2 + bottom_space() + middle + top_space() + sT / 2
     merged_w = cards * card_w + (merged_gap(card_w) if cards < cfg.H else 0)

@@ -28,6 +28,7 @@ class TokenBands:
     left: float
     top: float
     turned: bool  # the key words read upwards, one line per column
+    picked: tuple[int, ...] | None = None  # a long sequence's computed query rows: only these are named
 
 
 def token_names(ctx) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -65,11 +66,13 @@ def bands(ctx, top_fits) -> TokenBands:
     """``top_fits(left, top)``: whether upright key words fit their columns when
     the layout keeps that much room for the words."""
     q, kv = token_names(ctx)
+    trace = current_trace(ctx.trace, ctx.config)
+    picked = trace.row_ids if trace is not None else None
     left = widest(q) + 2 * LABEL_AIR + EDGE
     upright = line_height() + 2 * LABEL_AIR + EDGE
     if top_fits(left, upright):
-        return TokenBands(q, kv, left, upright, False)
-    return TokenBands(q, kv, left, widest(kv) + 2 * LABEL_AIR + EDGE, True)
+        return TokenBands(q, kv, left, upright, False, picked)
+    return TokenBands(q, kv, left, widest(kv) + 2 * LABEL_AIR + EDGE, True, picked)
 
 
 def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
@@ -86,11 +89,38 @@ def _centres(count: int, length: float, need: float) -> list[tuple[int, float]]:
     return [(i, need / 2 + i * span / (count - 1)) for i in spaced_positions(count, step)]
 
 
+def _picked_centres(picked: tuple[int, ...], count: int, length: float,
+                    need: float) -> list[tuple[int, float]]:
+    """As ``_centres``, but naming only rows of ``picked`` (the rows the maps show), each at
+    its own row's place: from the first, every picked row a word's height past the last
+    named, and the last picked row (in place of the one before it when they would touch)."""
+    if need <= length / count:  # every row has room for its word
+        return [(i, (i + 0.5) * length / count) for i in picked]
+    span = length - need  # as _centres: the ends stay within the grid
+    if span <= 0 or count == 1:
+        return [(picked[0], length / 2)]
+    shown: list[tuple[int, float]] = []
+    for i in picked:
+        y = need / 2 + i * span / (count - 1)
+        if not shown or y - shown[-1][1] >= need:
+            shown.append((i, y))
+    last = picked[-1]
+    y = need / 2 + last * span / (count - 1)
+    if shown[-1][0] != last:
+        if len(shown) > 1 and y - shown[-1][1] < need:
+            shown.pop()
+        if y - shown[-1][1] >= need:
+            shown.append((last, y))
+    return shown
+
+
 def draw(c, rect: QRectF, b: TokenBands, *, rows: bool = True, cols: bool = True) -> None:
     """The words beside ``rect``: rows down its left, columns along its top."""
     line = line_height()
     if rows and b.q:
-        for i, y in _centres(len(b.q), rect.height(), line):
+        centres = _centres(len(b.q), rect.height(), line) if b.picked is None else \
+            _picked_centres(b.picked, len(b.q), rect.height(), line)
+        for i, y in centres:
             c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE, rect.top() + y, "cr",
                    points=style.LABEL_PT)
     if cols and b.kv:

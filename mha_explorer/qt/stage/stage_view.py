@@ -44,6 +44,7 @@ COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagra
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
 CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
+ROPE_PLOT_MIN = 110  # its curves and legend still read; more, and a laptop's window outgrew its screen
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -298,7 +299,7 @@ class StageView(QWidget):
             from mha_explorer.qt.stage.rope_plot import RopePlot
 
             self.rope_plot = RopePlot(self._controller)
-            self.rope_plot.setMinimumHeight(180)
+            self.rope_plot.setMinimumHeight(ROPE_PLOT_MIN)
             # the page's own colour, not pyqtgraph's black, under the theme's text
             self.rope_plot.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
             self.picture.addWidget(self.rope_plot)
