@@ -6,7 +6,7 @@ edit they held the event loop for 80-330 ms on a busy two-core machine (each one
 10-70 ms, with its relayout and repaint). Queued here, each runs in a turn of its
 own, and the repaint it asks for happens before the next one starts.
 
-The head lab keeps an older copy of this class (qt/lab/plots.py) for its plots.
+The head lab's page draws its plots through one as well.
 """
 
 from __future__ import annotations
@@ -37,6 +37,18 @@ class StaggeredRefresh(QObject):
         self._pending[key] = update  # a newer update of the same view replaces the older
         if not self._timer.isActive():
             self._timer.start()
+
+    def schedule_last(self, key: Hashable, update: Callable[[], object]) -> None:
+        """Run ``update`` once everything scheduled meanwhile has run (it is moved behind
+        whatever is scheduled before its turn comes)."""
+        def when_alone() -> None:
+            if self._pending:
+                self._pending.pop(key, None)
+                self._pending[key] = when_alone
+                return
+            update()
+        self._pending.pop(key, None)
+        self.schedule(key, when_alone)
 
     def on(self, signal, update: Callable[[], object]) -> None:
         """Run ``update`` (keyed by itself) in a turn of its own each time ``signal`` fires."""

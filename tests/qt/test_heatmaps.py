@@ -15,8 +15,10 @@ from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMA
 from mha_explorer.core.display.head_maps import build_stage_maps, top_keys
 from mha_explorer.core.models.patterns import row_entropy_bits
 from mha_explorer.core.plan.memory import estimate
-from mha_explorer.qt.heads.head_cell import HeatmapCell, MapImage
-from mha_explorer.qt.heads.heads_panel import MIN_CELL_PX, POOL_KEEP, HeatmapPanel, grid_columns
+from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, grid_columns
+from mha_explorer.qt.heads.head_cell import HeatmapCell
+from mha_explorer.qt.heads.heads_panel import POOL_KEEP, HeatmapPanel
+from mha_explorer.qt.heads.map_image import MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 
 TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch may still be loading

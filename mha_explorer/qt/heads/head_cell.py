@@ -12,10 +12,9 @@ from __future__ import annotations
 import html
 import math
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QImage, QPalette, QPen, QTextDocumentFragment
+from PySide6.QtGui import QBrush, QColor, QPalette, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.colors import group_color, ink_on
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps
+from mha_explorer.qt.heads.map_image import AUTO_DOWNSAMPLE_PIXELS, MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
@@ -34,10 +34,6 @@ MASK_HATCH = QColor("#8c8c8c")
 BOUNDARY_PEN = pg.mkPen("#202020", width=1.5, style=Qt.PenStyle.DashLine)
 MARK_PEN = pg.mkPen("#D55E00", width=2.5)  # the dialog's chosen query row
 COLOR_BAR_PX = 96
-# Above about a screenful of pixels, averaging blocks before colouring is
-# cheaper than colouring every pixel and letting Qt drop most of them.
-AUTO_DOWNSAMPLE_PIXELS = 1 << 21
-FAST_FORMAT_PIXELS = 1 << 19  # see MapImage
 
 
 def ink_axes(axes, widget) -> None:
@@ -63,70 +59,6 @@ def map_title_html(heatmap: HeatMap) -> str:
         return badge_html(heatmap.title, group_color(heatmap.kv_group))
     return f"<b>{heatmap.title}</b> " + badge_html(f"kv {heatmap.kv_group}",
                                                    group_color(heatmap.kv_group))
-
-
-class MapImage(pg.ImageItem):
-    """An ImageItem whose picture is kept in a format Qt scales quickly.
-
-    Uses pyqtgraph internals (``render`` and the ``qimage`` it fills), which have no
-    public equivalent: pyproject pins pyqtgraph below the next minor release and
-    tests/qt/test_pyqtgraph_hooks.py names the hook if one disappears.
-
-    pyqtgraph hands Qt an 8-bit indexed image (a colour table of the LUT), or
-    RGBA8888 where NaN cells are transparent. Qt scales neither natively: it
-    converts pixel by pixel on every paint, about five times slower than for
-    32-bit pixels. Converting once per new image pays for itself on the first
-    paint, up to sources of about 512 x 512; larger ones are drawn as they are.
-    """
-
-    def render(self) -> None:
-        reduced = self._reduced()
-        if reduced is None:
-            super().render()
-        else:  # pyqtgraph renders the block means as if it had made them itself
-            full, factors = self.image, self._lastDownsample
-            self.image, self.autoDownsample, self._imageNanLocations = reduced, False, None
-            try:
-                super().render()
-            finally:
-                self.image, self.autoDownsample, self._lastDownsample = full, True, factors
-                self._imageNanLocations = None  # found in the reduced picture, not this one
-        qimage = self.qimage
-        if qimage is None or qimage.width() * qimage.height() > FAST_FORMAT_PIXELS:
-            return
-        fmt = qimage.format()
-        if fmt == QImage.Format.Format_Indexed8 and not qimage.hasAlphaChannel():
-            self.qimage = qimage.convertToFormat(QImage.Format.Format_RGB32)
-        elif fmt not in (QImage.Format.Format_RGB32, QImage.Format.Format_ARGB32_Premultiplied):
-            self.qimage = qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
-
-
-    def _reduced(self) -> np.ndarray | None:
-        """The block means pyqtgraph's auto-downsampling draws, in one pass over the map.
-
-        pyqtgraph averages along x, then along y: for a 4096 x 1024 map in a cell a few
-        hundred pixels wide, pairs of columns first, which numpy does slowly (about 40-80 ms
-        a render on a busy machine, and a new map is rendered twice as its cell settles).
-        Averaging whole rows first, then the columns of what is left, takes a few ms; the
-        means are the same up to float32 rounding. None: pyqtgraph's own way.
-        """
-        image = self.image
-        if (not self.autoDownsample or image is None or image.ndim != 2 or image.size == 0
-                or self.axisOrder != "row-major" or image.dtype.kind != "f"):
-            return None
-        xds, yds = self._computeDownsampleFactors()
-        if xds is None or xds * yds == 1:
-            return None
-        if self._imageHasNans is None:  # as pyqtgraph finds it, on the whole map
-            self._imageHasNans = bool(np.isnan(image.min()))
-        if self._imageHasNans and self._nanPolicy != "propagate":
-            return None
-        rows, cols = image.shape[0] // yds, image.shape[1] // xds
-        self._lastDownsample = (xds, yds)
-        # y first, over whole rows: [rows*yds, C] -> [rows, yds, C], the mean of each yds rows
-        tall = image[:rows * yds].reshape(rows, yds, image.shape[1]).mean(axis=1)
-        # then x on what is left: [rows, cols*xds] -> [rows, cols, xds]
-        return tall[:, :cols * xds].reshape(rows, cols, xds).mean(axis=2)
 
 
 class _MapView(pg.GraphicsView):

@@ -32,7 +32,8 @@ from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, hea
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.every_row import EveryRowBar
-from mha_explorer.qt.heads.focused_head import PresentingMaps, ThumbCell, map_side
+from mha_explorer.qt.heads.focused_head import PresentingMaps, ThumbCell
+from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, THUMB_MIN_PX, columns_and_scrolling
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
@@ -41,36 +42,6 @@ from mha_explorer.qt.stage.stage_notes import weights_note
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
     from mha_explorer.qt.controller import Controller
-
-MIN_CELL_PX = 140  # below this a map with its axes and labels stops being readable
-THUMB_MIN_PX = 48  # presentation: every head in sight, however small, beside the large one
-
-
-def grid_columns(count: int, width: float, height: float, min_cell: float = MIN_CELL_PX,
-                 spacing: float = 0.0, words: tuple[float, float] = (0.0, 0.0),
-                 min_width: float = 0.0) -> int:
-    """Columns that make the maps as large as the area allows.
-
-    ``words``: the width and height of a cell that its title and footer take, not
-    the map (presentation's small maps: two lines of large type over a thin strip
-    read as nothing); ``min_width``: cells narrower than this cut their words
-    (map_side). When even the best choice leaves cells below ``min_cell``, as many
-    columns as fit at ``min_cell`` are used and the grid scrolls vertically.
-    """
-    if count <= 1:
-        return 1
-    best, best_side, best_cell = 1, -math.inf, -1.0
-    for cols in range(1, count + 1):
-        rows = math.ceil(count / cols)
-        cell_w = (width + spacing) / cols - spacing
-        cell_h = (height + spacing) / rows - spacing
-        side = map_side(cell_w, cell_h, words, min_width)
-        if side > best_side:
-            best, best_side, best_cell = cols, side, min(cell_w, cell_h)
-    if best_cell >= min_cell:
-        return best
-    return max(1, min(count, int((width + spacing) // (min_cell + spacing))))
-
 
 POOL_KEEP = 32  # cells kept beyond what is shown
 # maps set (and so painted) in one event-loop turn: a small config's maps all at once
@@ -390,13 +361,8 @@ class HeatmapPanel(PresentingMaps, QWidget):
             cell.setMinimumSize(smallest, smallest)
             cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
         fit = self._thumb_words() if self._presenting else {}
-        cols = grid_columns(self._shown, width, view.height(), min_cell=smallest, spacing=spacing,
-                            **fit)
-        rows = math.ceil(self._shown / cols) if self._shown else 0
-        scrolls = rows * (smallest + spacing) - spacing > view.height()
-        if scrolls:  # the bar takes room: fewer columns may fit
-            cols = grid_columns(self._shown, width - bar_px, view.height(), min_cell=smallest,
-                                spacing=spacing, **fit)
+        cols, scrolls = columns_and_scrolling(self._shown, width, view.height(), smallest, spacing,
+                                              bar_px, fit)
         # Show the bar before the cells are placed, not once they have been painted:
         # a bar that appears later narrows every cell and repaints every axis.
         self._laying_out = True

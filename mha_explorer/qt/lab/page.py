@@ -21,9 +21,10 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.lab.lesson import head_count_story, head_title, pruning_answer
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.controls import LabControls
-from mha_explorer.qt.lab.plots import StaggeredRefresh, color_for
+from mha_explorer.qt.lab.plots import color_for
 from mha_explorer.qt.lab.views import LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
+from mha_explorer.qt.staggered import StaggeredRefresh
 
 SHUTDOWN_WAIT_MS = 400  # the process is ended first, so the thread has its answer (EOF) at once
 CANCEL_GRACE_MS = 2_000  # a cancel not answered by then ends the process (a new one starts on demand)
@@ -161,19 +162,7 @@ class LabPage(QWidget):
         self._live.clear()
         self._order.clear()
         self.shown_run.clear()
-        # each plot empties in its own event-loop turn, ahead of the new runs' updates
-        # (emptied together they held the loop about 30 ms when a sweep started)
-        for name, plot in (("loss", self.loss_plot), ("accuracy", self.accuracy_plot),
-                           ("entropy", self.entropy_plot)):
-            self._refresh.schedule(f"reset {name}",
-                                   lambda plot=plot: (plot.clear_curves(), plot.fix_x(steps)))
-        phase = self.views.phase
-        self._refresh.schedule("reset phase", lambda: (phase.clear(), phase.fix_x(steps)))
-        self._refresh.schedule("reset pruning", self.pruning_plot.clear_curves)
-        self.comparison.setRowCount(0)
-        self.ranking.setRowCount(0)
-        self.answer.clear()
-        self.tradeoff.setText(head_count_story(0, []))  # the prompt to sweep
+        self.views.empty(steps, self._refresh)
 
     def _pause(self, paused: bool) -> None:
         self.worker.set_paused(paused)

@@ -1,6 +1,5 @@
 """The lab's curve plots: pyqtgraph items created once, refreshed with new numpy data
-(setData), never rebuilt per update; and the staggered refresh that spreads updates
-over event-loop turns."""
+(setData), never rebuilt per update."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QWidget
 
@@ -97,47 +95,3 @@ class CurvePlot(pg.PlotWidget):
         for curve in self._curves.values():
             self.removeItem(curve)
         self._curves.clear()
-
-
-class StaggeredRefresh(QObject):
-    """Runs scheduled view updates one per timer tick, newest per key, so each plot
-    repaints in its own event-loop turn (a turn that redrew every plot at once took
-    about 40 ms on a busy two-core machine)."""
-
-    TICK_MS = 4
-
-    def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self._pending: dict[str, object] = {}
-        self._timer = QTimer(self)
-        self._timer.setInterval(self.TICK_MS)
-        self._timer.timeout.connect(self._run_one)
-
-    def schedule(self, key: str, update) -> None:
-        self._pending[key] = update  # a newer update of the same view replaces the older
-        if not self._timer.isActive():
-            self._timer.start()
-
-    def schedule_last(self, key: str, update) -> None:
-        """Run ``update`` once everything scheduled meanwhile has run (it is moved behind
-        whatever is scheduled before its turn comes)."""
-        def when_alone() -> None:
-            if self._pending:
-                self._pending.pop(key, None)
-                self._pending[key] = when_alone
-                return
-            update()
-        self._pending.pop(key, None)
-        self.schedule(key, when_alone)
-
-    def stop(self) -> None:
-        """Drop what is waiting (the page is going)."""
-        self._pending.clear()
-        self._timer.stop()
-
-    def _run_one(self) -> None:
-        if not self._pending:
-            self._timer.stop()
-            return
-        key = next(iter(self._pending))
-        self._pending.pop(key)()

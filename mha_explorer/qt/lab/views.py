@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.lab.lesson import HONEST_PRUNING, MICHEL, MICHEL_SHARE
+from mha_explorer.core.lab.lesson import HONEST_PRUNING, MICHEL, MICHEL_SHARE, head_count_story
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.map_grid import MapGrid
 from mha_explorer.qt.lab.phase import PhaseView
@@ -26,6 +26,7 @@ from mha_explorer.qt.lab.plots import CurvePlot
 from mha_explorer.qt.lab.reflow import Reflow
 from mha_explorer.qt.lab.splits import split
 from mha_explorer.qt.nesting import nested
+from mha_explorer.qt.staggered import StaggeredRefresh
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
 
@@ -93,3 +94,17 @@ class LabViews(QWidget):
         pick.addWidget(QLabel("Run shown"))
         pick.addWidget(self.shown_run, 1)
         column.addWidget(self.tabs)
+
+    def empty(self, steps: int | None, later: StaggeredRefresh) -> None:
+        """Empty every view for new runs of ``steps`` steps (None: as many as a loaded run
+        has). Each plot empties in its own event-loop turn, ahead of the new runs' updates
+        (emptied together they held the loop about 30 ms when a sweep started)."""
+        for name, plot in (("loss", self.loss_plot), ("accuracy", self.accuracy_plot),
+                           ("entropy", self.entropy_plot)):
+            later.schedule(f"reset {name}", lambda plot=plot: (plot.clear_curves(), plot.fix_x(steps)))
+        later.schedule("reset phase", lambda: (self.phase.clear(), self.phase.fix_x(steps)))
+        later.schedule("reset pruning", self.pruning_plot.clear_curves)
+        self.comparison.setRowCount(0)
+        self.ranking.setRowCount(0)
+        self.answer.clear()
+        self.tradeoff.setText(head_count_story(0, []))  # the prompt to sweep
