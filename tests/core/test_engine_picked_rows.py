@@ -71,3 +71,16 @@ def test_the_picture_says_which_rows_and_its_statistics_are_over_them(few_rows):
     # nothing after the softmax is claimed: those stages need every row
     assert trace.output is None
     assert build_stage_maps(trace, StageId.output, 0).empty_reason
+
+
+def test_weights_too_faint_for_the_scale_point_to_stretching():
+    # random weights over 40,000 keys: every weight tiny, one flat colour on 0 to 1
+    trace = runner.run(MHAConfig(d_model=16, n_heads=2, batch=1, seq=40_000, device="cpu"), mode="rows")
+    caption = build_stage_maps(trace, StageId.softmax, 0).caption
+    largest = max(float(np.nanmax(m)) for m in trace.tensors[StageId.softmax]["weights"][0])
+    assert largest < 0.05
+    assert f"the largest weight shown is {largest:.2g}" in caption and "stretch colours" in caption
+    stretched = build_stage_maps(trace, StageId.softmax, 0, stretch_weights=True).caption
+    assert "too faint" not in stretched
+    short = runner.run(MHAConfig(d_model=16, n_heads=2, batch=1, seq=4, device="cpu"))
+    assert "too faint" not in build_stage_maps(short, StageId.softmax, 0).caption  # 4 keys: visible

@@ -222,6 +222,10 @@ def build_stage_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q",
     return _matrix_maps(pick, tensor)
 
 
+# weights all below this read as one flat colour on the 0-to-1 scale
+FAINT_WEIGHT = 0.05
+
+
 def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
                     stretch_weights: bool) -> StageMaps:
     """Scores or softmax weights: one T×S map per query head (windowed: the kept rows)."""
@@ -261,9 +265,12 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     if badges:
         footers = [f"{foot} · {b}" for foot, b in zip(footers, badges, strict=True)]
     levels, scale = (0.0, 1.0), "0 to 1"
+    top = max((float(np.nanmax(a)) for a in arrays if a.size), default=0.0)
     if stretch_weights:
-        top = max((float(a.max()) for a in arrays if a.size), default=0.0)
         levels, scale = (0.0, top or 1.0), f"0 to {top or 1.0:.3g} (stretched to the largest)"
+    elif 0.0 < top < FAINT_WEIGHT:  # over many keys every weight is tiny: the maps look empty
+        scale += (f" (the largest weight shown is {top:.2g}, too faint to see on that scale: "
+                  "stretch colours shows the pattern)")
     caption = (f"attention weights softmax(scores) per head (rows: queries, columns: keys), "
                f"{pick.note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
                f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
