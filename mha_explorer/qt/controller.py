@@ -23,14 +23,13 @@ from mha_explorer.core.text.tables import STAGE_LABELS
 from mha_explorer.qt.budget import BudgetMixin
 from mha_explorer.qt.compute import ROWS_AFTER_S, ComputeRequest, RunFunction, run_engine, warm_up
 from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, Jobs
+from mha_explorer.qt.playback import BASE_STEP_MS, SPEEDS, PlaybackMixin
 from mha_explorer.qt.staggered import StaggeredRefresh
 
 DEBOUNCE_MS = 150
-SPEEDS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)  # stages per second
-BASE_STEP_MS = 1000  # one stage a second at 1×
 
 
-class Controller(BudgetMixin, QObject):
+class Controller(BudgetMixin, PlaybackMixin, QObject):
     config_changed = Signal(object)  # MHAConfig, always valid
     validation_changed = Signal(object)  # ConfigError, or None once the input is valid again
     trace_ready = Signal(object)  # Trace of the current config
@@ -346,52 +345,5 @@ class Controller(BudgetMixin, QObject):
     def last_stage(self) -> None:
         self.set_stage(len(self._plan.stage_ids) - 1)
 
-    # playback ------------------------------------------------------------------
-    @property
-    def playing(self) -> bool:
-        return self._play.isActive()
 
-    @property
-    def speed(self) -> float:
-        return self._speed
-
-    @property
-    def step_interval_ms(self) -> int:
-        return int(BASE_STEP_MS / self._speed)
-
-    def set_speed(self, speed: float) -> None:
-        speed = min(max(float(speed), SPEEDS[0]), SPEEDS[-1])
-        if speed != self._speed:
-            self._speed = speed
-            self._play.setInterval(self.step_interval_ms)
-            self.speed_changed.emit(speed)
-
-    def play(self) -> None:
-        if self.playing:
-            return
-        if self._at_last_stage():
-            self.set_stage(0)  # play from the start after the end
-        self._play.start(self.step_interval_ms)
-        self.playing_changed.emit(True)
-
-    def pause(self) -> None:
-        if self.playing:
-            self._play.stop()
-            self.playing_changed.emit(False)
-
-    def toggle_play(self) -> None:
-        self.pause() if self.playing else self.play()
-
-    def _at_last_stage(self) -> bool:
-        return self.stage_index >= len(self._plan.stage_ids) - 1
-
-    def _advance(self) -> None:
-        if self._at_last_stage():
-            self.pause()
-        else:
-            self.next_stage()
-            if self._at_last_stage():
-                self.pause()
-
-
-__all__ = ["Controller", "MemoryBudgetError", "SPEEDS"]
+__all__ = ["BASE_STEP_MS", "Controller", "MemoryBudgetError", "SPEEDS"]
