@@ -38,11 +38,13 @@ w.controller.shutdown()
 # a first launch as run_app makes it: show, then open the compute gate from the event loop
 FIRST_HEATMAPS = r"""
 import sys, time
+from mha_explorer.qt.early_engine import EarlyEngine
+early = EarlyEngine.start() if EARLY else None  # as the command line's window starts it
 from mha_explorer.qt.shell.app import application, build_window
 from mha_explorer.core.config import MHAConfig
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 app = application()
-w = build_window(MHAConfig())
+w = build_window(MHAConfig(), early=early)
 w.show()
 app.processEvents()
 marks = {"shown": time.time()}
@@ -56,7 +58,7 @@ def on_trace(_trace):  # connected after the window's own slot: the heads panel 
     mark("trace")
     QTimer.singleShot(0, loop.quit)  # after the paint the new images asked for
 c.compute_started.connect(lambda: mark("started"))
-def began(job):  # on the jobs thread, the moment the torch import starts
+def began(job):  # on the jobs thread, the moment the window's own torch import starts
     if job.kind == "warm_up":
         marks["loading"] = time.time()
 c.jobs._runner.began.connect(began, Qt.ConnectionType.DirectConnection)
@@ -106,9 +108,9 @@ def bench_start(repeat: int) -> None:
     print(f"ratio: {shown / base:.2f} (goal <= 0.35); torch imported before show: {torch_loaded}")
 
 
-def _first_launch() -> tuple[float, dict[str, float], dict[str, str]]:
+def _first_launch(early: bool) -> tuple[float, dict[str, float], dict[str, str]]:
     t0 = time.time()
-    out = _run(FIRST_HEATMAPS)
+    out = _run(f"EARLY = {early}\n{FIRST_HEATMAPS}")
     marks, said = {}, {}
     for line in out.stdout.splitlines():
         name, _, rest = line.partition(" ")
@@ -119,19 +121,28 @@ def _first_launch() -> tuple[float, dict[str, float], dict[str, str]]:
 
 
 def bench_first_heatmaps(repeat: int) -> None:
-    runs = [_first_launch()[1:] for _ in range(repeat)]
+    """With the early engine (as the command line starts the window) and without it, one
+    launch of each in turn, so both meet the same load."""
+    runs: dict[bool, list] = {True: [], False: []}
+    for _ in range(repeat):
+        for early in (True, False):
+            runs[early].append(_first_launch(early)[1:])
+    for early in (True, False):
+        done = runs[early]
 
-    def after_show(name: str) -> float:  # ms after the window was shown, median over the runs
-        return statistics.median(m[name] - m["shown"] for m, _ in runs) * 1000
+        def after_show(name: str, done=done) -> float:  # ms after the window was shown, median
+            return statistics.median(m[name] - m["shown"] for m, _ in done) * 1000
 
-    shown = statistics.median(m["shown"] for m, _ in runs)
-    print(f"first launch (median of {repeat}): window shown at {shown * 1000:.0f} ms; after it, "
-          f"torch import began +{after_show('loading'):.0f} ms, torch loaded +{after_show('torch'):.0f} ms, "
-          f"first trace +{after_show('trace'):.0f} ms, heatmaps drawn +{after_show('drawn'):.0f} ms "
-          f"(goal <= 2000 ms)")
-    said = runs[-1][1]
-    print(f"  the status line said: as the computation started {said['started']}, when torch had "
-          f"loaded {said['torch']}, with the first trace {said['trace']}")
+        shown = statistics.median(m["shown"] for m, _ in done)
+        how = ("with the early engine (torch loads in a process of its own from launch)" if early
+               else "without it (torch loads in the window's process after the window shows)")
+        print(f"first launch {how}, median of {repeat}: window shown at {shown * 1000:.0f} ms; "
+              f"after it, first trace +{after_show('trace'):.0f} ms, heatmaps drawn "
+              f"+{after_show('drawn'):.0f} ms (goal <= 2000 ms); the window's own torch import "
+              f"began +{after_show('loading'):.0f} ms, loaded +{after_show('torch'):.0f} ms")
+        said = done[-1][1]
+        print(f"  the status line said: as the computation started {said['started']}, when the "
+              f"window's torch had loaded {said['torch']}, with the first trace {said['trace']}")
 
 
 def bench_in_process(repeat: int) -> None:

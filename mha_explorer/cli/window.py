@@ -29,10 +29,22 @@ def add_window_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mha_explorer.qt.early_engine import EarlyEngine
+
+    early = EarlyEngine.start()  # first, so torch loads there while Qt and the window load here
+    try:
+        return _open_window(args, early)
+    finally:
+        if early is not None:
+            early.close()  # a bad flag, or the window computed without it
+
+
+def _open_window(args: argparse.Namespace, early) -> int:
     from mha_explorer.core.system.env import settings_flag
     from mha_explorer.qt.shell.app import run_app  # Qt is imported only to open the window
     from mha_explorer.qt.shell.settings import Preferences
 
     prefs = Preferences(settings_flag(args.settings))  # a blank or folder name: exit 2
     config = config_from_args(args, prefs.load_config() or MHAConfig())
-    return run_app(config, prefs, stage=args.stage, theme=args.theme, present=args.present)
+    return run_app(config, prefs, stage=args.stage, theme=args.theme, present=args.present,
+                   early=early)

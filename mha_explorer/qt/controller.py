@@ -84,6 +84,7 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         self.jobs.cancelled.connect(self._on_cancelled)
         self.jobs.progressed.connect(self._on_progress)
         self._started = False
+        self._warm_up_waits = False  # torch loads here after the early process's answer
 
     # lifecycle ---------------------------------------------------------------
     def start(self, compute: bool = True) -> None:
@@ -94,9 +95,23 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
             return
         self._started = True
         self.jobs.start()
-        self.jobs.submit(JobKind.warm_up, warm_up)
+        # a run function whose first answer comes from a process that loaded torch beside the
+        # window's start-up (qt/early_engine.py): the window's own torch loads after that answer
+        elsewhere = compute and getattr(self._run, "first_elsewhere", False)
+        if not elsewhere:
+            if not compute:
+                self._close_run()  # nothing to ask the early process for
+            self.jobs.submit(JobKind.warm_up, warm_up)
+        self._warm_up_waits = elsewhere
         if compute:
             self.request_compute(immediate=True)
+
+    def _after_first_answer(self) -> None:
+        """The window's own torch, once the early process's answer is drawn: loading it sooner
+        would hold the interpreter lock while the first heatmaps draw."""
+        if self._warm_up_waits:
+            self._warm_up_waits = False
+            self.later.schedule_last("warm_up", lambda: self.jobs.submit(JobKind.warm_up, warm_up))
 
     def shutdown(self) -> None:
         """Cancel every job and stop the thread; safe to call twice. Each job stops between
@@ -104,7 +119,11 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         self._play.stop()
         self._debounce.stop()
         self.later.stop()
-        self.jobs.shutdown()
+        self.jobs.shutdown()  # a wait on the early process hears this cancel
+        self._close_run()
+
+    def _close_run(self) -> None:
+        getattr(self._run, "close", lambda: None)()  # an early process still waiting, if any
 
     def is_running(self) -> bool:
         """Whether the compute thread is alive (started and not yet shut down)."""
@@ -229,6 +248,7 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
             self._computing = False
             self._trace = done.result
             self.trace_ready.emit(done.result)
+            self._after_first_answer()
 
     def show_trace(self, trace: Trace) -> None:
         """Show a trace computed elsewhere (the CLI's export runs the engine itself, on
@@ -249,8 +269,11 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         elif failed.kind == JobKind.trace:
             self._computing = False
             self.trace_failed.emit(failed.message)
+            self._after_first_answer()
 
     def _on_cancelled(self, job: Job) -> None:
+        if job.kind == JobKind.trace:
+            self._after_first_answer()
         if job.kind == JobKind.trace and job.id == self.jobs.latest(JobKind.trace):
             self._computing = False
 

@@ -234,3 +234,8 @@ class HostWeights(Mapping):
 
     def __len__(self) -> int:
         return len(self._tensors)
+
+    def __reduce__(self):
+        # pickled (a trace sent from another process) it is the plain numpy dict it stands for,
+        # so the receiving side needs no torch to read it
+        return dict, (dict(self.items()),)

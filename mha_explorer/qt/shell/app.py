@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.qt.compute import run_engine
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.early_engine import EarlyEngine, FirstRunEarly
 from mha_explorer.qt.shell.interrupts import exit_code, quit_on_sigint
 from mha_explorer.qt.shell.main_window import MainWindow
 from mha_explorer.qt.shell.settings import Preferences
@@ -32,8 +34,11 @@ def application() -> QApplication:
 
 
 def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
-                 stage: str | None = None, budget_bytes: int | None = None) -> MainWindow:
-    controller = Controller(config, budget_bytes=budget_bytes)
+                 stage: str | None = None, budget_bytes: int | None = None,
+                 early: EarlyEngine | None = None) -> MainWindow:
+    """``early``: a process importing torch since launch, which computes the first trace."""
+    run = FirstRunEarly(early, run_engine) if early is not None else None
+    controller = Controller(config, budget_bytes=budget_bytes, run=run)
     window = MainWindow(controller, prefs)
     window.restore_layout()
     if stage:
@@ -42,12 +47,14 @@ def build_window(config: MHAConfig, prefs: Preferences | None = None, *,
 
 
 def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
-            theme: str | None = None, present: bool = False) -> int:
+            theme: str | None = None, present: bool = False,
+            early: EarlyEngine | None = None) -> int:
     """Open the window on ``config`` and run the event loop; returns the exit code.
-    ``theme``: chosen on the command line, remembered like the menu's choice."""
+    ``theme``: chosen on the command line, remembered like the menu's choice; ``early``:
+    see build_window."""
     app = application()
     sigint = quit_on_sigint(app)  # Ctrl+C quits with 130, from before the window exists
-    window = build_window(config, prefs, stage=stage)
+    window = build_window(config, prefs, stage=stage, early=early)
     if theme:
         window.set_theme(theme)
     window.show()

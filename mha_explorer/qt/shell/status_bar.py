@@ -174,7 +174,10 @@ class StatusBarView(QWidget):
     def _on_engine_loaded(self, seconds: float) -> None:
         self._engine_ready = True
         loaded = f"PyTorch loaded in {format_seconds(seconds)}"
-        self._show_status(f"{loaded}; computing…" if self._running else loaded)
+        if self._running:
+            self._show_status(f"{loaded}; computing…")
+        elif self._controller.trace is None:  # else the first result came from the early
+            self._show_status(loaded)  # engine, and its line stays (qt/early_engine.py)
 
     def _on_progress(self, fraction: float) -> None:
         self.progress_bar.setValue(int(round(fraction * 100)))
