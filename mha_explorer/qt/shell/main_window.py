@@ -152,9 +152,10 @@ class MainWindow(QMainWindow):
                 self._placed = self.restoreGeometry(geometry)
             if state is not None and self.restoreState(state):
                 return
-        self.apply_default_layout()
-        # sizes set before the window is shown are guesses: redo them at its real size
-        self._default_layout_pending = True
+        if self.isVisible():
+            self.apply_default_layout()
+        else:  # sizes set before the window is shown are guesses: arrange once, at its real size
+            self._default_layout_pending = True
 
     def _first_placement(self) -> None:
         """No saved place and no size asked for: the whole free screen, maximised (the
