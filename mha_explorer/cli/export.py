@@ -20,7 +20,6 @@ from mha_explorer.cli.common import (
 )
 from mha_explorer.cli.progress import Progress
 from mha_explorer.console import emit, report_io_error
-from mha_explorer.core.display.head_maps import picked_rows_note
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.specs.export import parse_formats, parse_size, parse_stages
 from mha_explorer.core.stages.catalog import STAGES, StageId
@@ -110,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return report_io_error(exc)  # exit 1 with the system's reason; 2 stays the usage code
     if trace is not None and trace.row_ids is not None:
+        # here, not at the top: every command imports this module, the window's included,
+        # and numpy (which head_maps brings) must not hold up the window's first paint
+        from mha_explorer.core.display.head_maps import picked_rows_note
+
         try:
             written.append(write_rows_sidecar(out, trace))
         except OSError as exc:

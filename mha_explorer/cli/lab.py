@@ -18,8 +18,7 @@ from pathlib import Path
 
 from mha_explorer.cli.common import fail
 from mha_explorer.console import emit
-from mha_explorer.core.lab.lesson import head_count_story
-from mha_explorer.core.lab.tasks import TASKS
+from mha_explorer.core.lab.task_catalog import TASKS
 
 EXIT_USAGE = 2
 DEFAULT_HEADS = "1,2,4,8,16"
@@ -151,6 +150,8 @@ def format_table(report: dict, prunings, d_model: int) -> str:
         lines.append(f"{r['heads']:>5}  {r['final_accuracy']:>9.1%}  {steps:>12}  {mean:>19.2f}"
                      f"  {prefix:>15.2f}{tail}")
     if len(report["runs"]) > 1:
+        from mha_explorer.core.lab.lesson import head_count_story  # numpy: not at the window's start
+
         lines.append(head_count_story(d_model, [(r["heads"], r["final_accuracy"], r["steps_to_95"])
                                                 for r in report["runs"]]))
     if prunings:

@@ -16,7 +16,6 @@ from mha_explorer.cli.decode import add_layer_flags, config_with_window
 from mha_explorer.cli.progress import Progress
 from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError, MHAConfig
-from mha_explorer.core.plan.tiles import parse_block, tile_plan
 from mha_explorer.core.units import format_bytes, format_count
 
 CHECK_MAX_CELLS = 1 << 24  # B·H·T·S compared against the full computation
@@ -43,6 +42,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 def tiles_report(cfg: MHAConfig, block: tuple[int, int]) -> dict:
     """The tile plan, and the comparison with the full computation when it is small enough:
     both bounded, and shown as a bar on a terminal's stderr while they run."""
+    from mha_explorer.core.plan.tiles import tile_plan  # numpy: not at every command's start
+
     with Progress(100, unit="%", label="counting tiles") as bar:
         plan = tile_plan(cfg, block, progress=bar.fraction)
     report = {"config": cfg.to_dict(), "variant": cfg.variant, **plan.to_dict(),
@@ -91,6 +92,8 @@ def format_report(d: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mha_explorer.core.plan.tiles import parse_block
+
     try:
         block = parse_block(args.block)
         cfg = config_with_window(args)

@@ -163,3 +163,15 @@ def test_the_window_is_on_screen_before_numpy_torch_or_pyqtgraph_load(tmp_path):
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report == {"shown": True, "loaded": []}
+
+
+def test_the_command_line_reaches_the_window_without_numpy_torch_or_qt(tmp_path):
+    """``mha-explorer`` imports every command's module to build its parser: none of them may
+    bring numpy (60 ms) or worse before the early engine starts and the window is built."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    code = ("import json, sys, mha_explorer.cli; print(json.dumps(sorted(m for m in "
+            "('numpy', 'torch', 'pyqtgraph', 'PySide6') if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=path), cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
