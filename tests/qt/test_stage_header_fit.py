@@ -88,4 +88,6 @@ def test_the_rope_stage_title_shows_whole_above_its_plot(qtbot, make_window, set
     corner = title.mapTo(box.viewport(), QPoint(0, 0))
     assert box.viewport().rect().contains(QRect(corner, title.size())), (corner, box.height())
     assert view.rope_plot is not None and view.rope_plot.isVisible()
+    caption = view.rope_plot.caption  # the plot that gave the room shows whole lines
+    assert caption.height() >= caption.heightForWidth(caption.width()), (caption.size(), caption.text())
     assert window.height() == size[1]  # the title's room came from inside the window
