@@ -22,6 +22,12 @@ DIM_COLORS: dict[str, str] = {
     "Hkv·d_k": "#56B4E9",
 }
 OTHER_DIM = "#7F7F7F"
+# latent attention's dims drawn in the colour of their MHA relative: the latents (what is
+# cached, like Hkv's keys) in Hkv's, the per-head widths in d_k's, the heads side by side in D's
+DIM_RELATIVES: dict[str, str] = {
+    "r_kv": "Hkv", "r_q": "Hkv", "d_n": "d_k", "d_r": "d_k", "d_v": "d_k", "d_n+d_r": "d_k",
+    "H·(d_n+d_r)": "D", "H·(d_n+d_v)": "D", "H·d_v": "D", "H·r_kv": "D", "(r_kv+d_r)": "Hkv", "1": "Hkv",
+}
 
 GROUP_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#AA3377", "#66CCEE", "#BBBBBB")
 
@@ -34,6 +40,11 @@ DIVERGING_COLORMAP = "CET-CBD1"
 
 def dim_color(dim: str) -> str:
     return DIM_COLORS.get(dim, OTHER_DIM)
+
+
+def relative_dim_color(dim: str) -> str:
+    """The stage diagram's colour for ``dim``: a variant's own dim in its MHA relative's."""
+    return dim_color(DIM_RELATIVES.get(dim, dim))
 
 
 def group_color(group: int) -> str:

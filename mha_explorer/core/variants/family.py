@@ -95,6 +95,8 @@ class AttentionFamily:
     compute_module: str  # dotted path of its torch module (imported only by the engine)
     computed_whole: bool = False  # no row blocks: the whole batch in one pass
     classic_maps: frozenset[str] = frozenset()  # stages the heads panel draws in the classic layout
+    # stages the stage diagram draws with its classic pictures, in this family's own widths
+    classic_diagrams: frozenset[str] = frozenset()
     # where a trace keeps the query and key RoPE turns, before it turns them (stage, tensor),
     # and what part of a head it turns, in words
     rope_inputs: tuple[tuple[str, str], tuple[str, str]]

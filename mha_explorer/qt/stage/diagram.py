@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 from mha_explorer.core.display.diagram import head_matrix
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.trace import current_trace
-from mha_explorer.core.variants.registry import FAMILIES, family_of
+from mha_explorer.core.variants.registry import family_of
 from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
@@ -162,9 +162,11 @@ class StageDiagram(QGraphicsView):
     def uses_generic(self, stage: str) -> bool:
         """Whether ``stage`` is drawn by the generic view rather than the classic builders."""
         cfg = self._controller.config
-        # the classic drawings show the default family's tensors; another family's stages
-        # (latent attention's wider keys, its latent cache) are drawn from its own plan
-        return family_of(cfg) is not FAMILIES[0] or is_generic(stage) or stage not in BUILDERS
+        # the classic drawings take each family's widths from its plan where its tensors keep
+        # the classic layout (latent attention after its softmax); its other stages (wider
+        # keys, the latent cache) are drawn from its own plan
+        return (is_generic(stage) or stage not in BUILDERS
+                or stage not in family_of(cfg).classic_diagrams)
 
     def _build(self, stage: str) -> list:
         if self._show_generic(stage):

@@ -12,6 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF
 
 from mha_explorer.core.display.diagram import head_matrix, hidden_from
+from mha_explorer.core.display.value_widths import value_widths
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
@@ -32,12 +33,10 @@ from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
 GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this much past K_MAX
 SUM_PT = 14  # 'Σ=1' beside each row
-SUM_ROW_MIN = 22  # rows at least this tall carry their own 'Σ=1'; else one line under the grid
-SUMS_ROWS_MAX = 16
+SUM_ROW_MIN, SUMS_ROWS_MAX = 22, 16  # rows this tall (and this few) carry their own 'Σ=1'
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
 GAP_X, GAP_Y = 18, 18
-TILE, TILE_GAP = 30, 4
-MAX_TILES = 16
+TILE, TILE_GAP, MAX_TILES = 30, 4, 16
 
 
 @dataclass
@@ -92,9 +91,9 @@ def softmax_note(ctx: StageContext) -> str:
 
 
 def weighted_note(ctx: StageContext) -> str:
-    cfg = ctx.config
+    cfg, width = ctx.config, value_widths(ctx.plan).head[1]
     words = (f"Each query's output is its row of weights times V: [{cfg.T:,}×{cfg.S:,}]·"
-             f"[{cfg.S:,}×{cfg.d_k:,}] = [{cfg.T:,}×{cfg.d_k:,}] per head.")
+             f"[{cfg.S:,}×{width:,}] = [{cfg.T:,}×{width:,}] per head.")
     if cfg.Hkv != cfg.H:
         words += f" Query heads 0–{cfg.group_size - 1} all read this V head."
     return "\n".join([words, *ctx.plan.stage(StageId.weighted_sum).notes])
@@ -114,11 +113,12 @@ def _k_with(ctx: StageContext, left: float, top: float) -> float:
     above, they share the height of Kᵀ (or of V) and the gap under it."""
     cfg = ctx.config
     uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
+    udv = DK_FACTOR * style.units(value_widths(ctx.plan).head[1])  # V's width beside the grid
     free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - left - _right_w(ctx)
     room_h = ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
     scores_h = min((room_h - _strip_h(ctx) - GAP_Y) / (udk + uT), (room_h - _strip_h(ctx) - top) / uT)
     weighted_h = min((room_h - GAP_Y) / (uS + uT), (room_h - top) / uT)
-    return max(2.0, min(K_MAX, free_w / max(udk + uS, 1), scores_h, weighted_h))
+    return max(2.0, min(K_MAX, free_w / max(max(udk, udv) + uS, 1), scores_h, weighted_h))
 
 
 def _k_alone(ctx: StageContext, left: float, top: float) -> float:
@@ -226,7 +226,7 @@ def weighted_cross(ctx: StageContext) -> Cross:
     k = attention_k(ctx)
     bands = token_bands(ctx)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
+    dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(value_widths(ctx.plan).head[1]))
     above = max(gw + GAP_Y, bands.top)  # V, or the key words over the weights if taller
     x, y = _origin(ctx, bands.left + gw + GAP_X + dk, top_space() + above + gh + bottom_space())
     x += bands.left
@@ -387,13 +387,13 @@ def build_weighted_sum(c: Composer) -> None:
     c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
                  depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
     c.caption("grid.caption", f"A  head {ctx.head}", cross.left, cross.left.width() + GAP_X - 4)
-    c.tensor("V.h0", None, cross.top, rows=["S"], cols=["d_k"], caption="",
-             tag=f"h{ctx.head // cfg.group_size}",
-             show_left=False)
+    widths = value_widths(ctx.plan)  # d_k, or latent attention's d_v
+    c.tensor("V.h0", None, cross.top, rows=["S"], cols=[widths.head[0]], caption="",
+             tag=f"h{ctx.head // cfg.group_size}", show_left=False, sizes=widths.sizes())
     c.text("V.h0.caption", f"V  {head}", cross.top.right() + style.GAP, cross.top.center().y(),
            "cl", bold=True)
     spec = ctx.plan.stage(StageId.weighted_sum).tensor("context")
-    c.tensor("C.h0", spec, cross.result, rows=["T"], cols=["d_k"], fill=c.ink.result_fill,
-             show_left=False, show_top=False, tag=f"h{ctx.head}")
+    c.tensor("C.h0", spec, cross.result, rows=["T"], cols=[widths.head[0]], fill=c.ink.result_fill,
+             show_left=False, show_top=False, tag=f"h{ctx.head}", sizes=widths.sizes())
     _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())
     _bottom_note(c, weighted_note(ctx))

@@ -178,6 +178,10 @@ class LineItem(QGraphicsItem):
             self._path.lineTo(p)
         self._pen = QPen(color or style.LIGHT_INK.muted, width)
 
+    def path(self) -> QPainterPath:
+        """The connector in item coordinates (what it draws, not its bounding box)."""
+        return QPainterPath(self._path)
+
     def boundingRect(self) -> QRectF:
         return self._path.boundingRect().adjusted(-3, -3, 3, 3)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
 
+from mha_explorer.core.display.value_widths import value_widths
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_compose import (
@@ -46,6 +47,7 @@ def margin_y(ctx: StageContext) -> float:
 def row_gap(ctx: StageContext) -> float:
     return SHORT_ROW_GAP if ctx.note_beside else ROW_GAP
 MIN_SLICE = 16  # head slices thinner than this are summarised with "…"
+CHIP_CLEAR = 8  # page kept between a narrow source's width chip and the lines and '×' after it
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Columns:
 
     k: float
     x_src: float
+    src_right: float  # where the source's room ends: its block, or its width chip when wider
     x_times: float
     x_w: float
     x_bias: float
@@ -79,6 +82,20 @@ def _overhang(ctx: StageContext, k: float) -> float:
     return max(0.0, widest - narrowest)
 
 
+def source_dim(ctx: StageContext) -> tuple[str, int]:
+    """The widest source of a row: X's D, or the merged heads W_O reads (H·d_v under
+    latent attention; D under MHA, where both are the model width)."""
+    merged = value_widths(ctx.plan).merged
+    return merged if merged[1] > ctx.config.d_model else ("D", ctx.config.d_model)
+
+
+def source_room(dim: tuple[str, int], k: float) -> float:
+    """Width a row's source takes: its block, or its width chip (which starts at the block's
+    left edge) when a narrow block leaves the chip reaching past it, plus page after it."""
+    chip = chips_row_width([dim]) + CHIP_CLEAR
+    return max(style.side(dim[1], k), chip)
+
+
 def linear_k(ctx: StageContext) -> float:
     """One scale for every linear stage, so a tensor keeps its size from stage to
     stage; chosen so the busiest of them (project: three rows) fits the canvas."""
@@ -86,8 +103,11 @@ def linear_k(ctx: StageContext) -> float:
     left = left_width(ctx)
     fixed_w = (2 * style.MARGIN + 2 * left + 2 * OP_W + (BIAS_W if cfg.bias else 0)
                + _overhang(ctx, 0.0))
-    unit_w = 3 * style.units(cfg.d_model)
-    uD = style.units(cfg.d_model)
+    uD, (src, n) = style.units(cfg.d_model), source_dim(ctx)
+    unit_w = 2 * uD + style.units(n)
+    chip = chips_row_width([(src, n)]) + CHIP_CLEAR
+    if (ctx.width - fixed_w) / unit_w * style.units(n) < chip:  # the source's chip sets its room
+        fixed_w, unit_w = fixed_w + chip, 2 * uD
     unit_h = max(uD, style.units(cfg.T)) + 2 * max(uD, style.units(cfg.S))
     # captions may take two lines when a block is narrower than its name and shape
     fixed_h = (2 * margin_y(ctx) + 3 * (top_space() + CAPTIONS * bottom_space()) + 2 * row_gap(ctx)
@@ -96,15 +116,17 @@ def linear_k(ctx: StageContext) -> float:
     return max(k, 2.0)
 
 
-def columns(ctx: StageContext, k: float) -> Columns:
+def columns(ctx: StageContext, k: float, src: tuple[str, int] | None = None) -> Columns:
+    """The row's x positions; ``src``: the source's width dim (D unless said)."""
     cfg = ctx.config
     left = left_width(ctx)
     sD = style.side(cfg.d_model, k)
+    room = source_room(src or ("D", cfg.d_model), k)
     bias_w = BIAS_W if cfg.bias else 0
-    width = left + sD + OP_W + sD + bias_w + OP_W + left + sD + _overhang(ctx, k)
+    width = left + room + OP_W + sD + bias_w + OP_W + left + sD + _overhang(ctx, k)
     x0 = max(style.MARGIN, (ctx.width - width) / 2) + left
-    x_w = x0 + sD + OP_W
-    return Columns(k, x0, x0 + sD + OP_W / 2, x_w, x_w + sD + bias_w / 2,
+    x_w = x0 + room + OP_W
+    return Columns(k, x0, x0 + room, x0 + room + OP_W / 2, x_w, x_w + sD + bias_w / 2,
                    x_w + sD + bias_w + OP_W / 2, x_w + sD + bias_w + OP_W + left,
                    x_w + sD + bias_w + OP_W + left + sD)
 
@@ -167,17 +189,20 @@ def build_input(c: Composer) -> None:
 
 # project and output ---------------------------------------------------------------------
 def _weight_row(c: Composer, col: Columns, cy: float, *, name: str, out_dim: str,
-                result_key: str, result_spec, rows_dim: str, origin: str) -> None:
-    """'× W_nameᵀ (+ b) = result' in one row, centred on cy."""
+                result_key: str, result_spec, rows_dim: str, origin: str,
+                in_dim: tuple[str, int] | None = None) -> None:
+    """'× W_nameᵀ (+ b) = result' in one row, centred on cy; ``in_dim``: what the
+    weight reads (D unless said: W_O reads H·d_v under latent attention)."""
     ctx, cfg = c.ctx, c.ctx.config
     k = col.k
-    sD, sOut = style.side(cfg.d_model, k), style.side(ctx.plan.dims[out_dim], k)
+    (w_in, n_in), n_out = in_dim or ("D", cfg.d_model), ctx.plan.dims[out_dim]
+    sIn, sOut = style.side(n_in, k), style.side(n_out, k)
     sRows = style.side(ctx.plan.dims[rows_dim], k)
     c.operator(f"op.times.{name}", "×", col.x_times, cy)
-    c.tensor(f"W_{name}", None, QRectF(col.x_w, cy - sD / 2, sOut, sD),
-             rows=["D"], cols=[out_dim], fill=c.ink.weight_fill, show_left=False,
-             caption=f"W_{name}ᵀ  {cfg.d_model:,} × {ctx.plan.dims[out_dim]:,}",
-             caption_width=sOut + 30)
+    c.tensor(f"W_{name}", None, QRectF(col.x_w, cy - sIn / 2, sOut, sIn),
+             rows=[w_in], cols=[out_dim], fill=c.ink.weight_fill, show_left=False,
+             caption=f"W_{name}ᵀ  {n_in:,} × {n_out:,}", caption_width=sOut + 30,
+             sizes={w_in: n_in})
     if cfg.bias:
         c.text(f"op.bias.{name}", f"+ b_{name}", col.x_bias, cy, "c", points=20, bold=True)
     c.operator(f"op.eq.{name}", "=", col.x_eq, cy)
@@ -206,12 +231,15 @@ def build_project(c: Composer) -> None:
         sources.append(("X_kv", "S", sS, (centres[1] + centres[2]) / 2))
     feeds = {"X": [0, 1, 2] if not cfg.is_cross else [0], "X_kv": [1, 2]}
     for key, rows_dim, h, cy in sources:
+        # the caption and the lines to the rows stay right of the block's width chip
         c.tensor(key, ctx.plan.stage(StageId.input).tensor(key), QRectF(col.x_src, cy - h / 2, sD, h),
-                 rows=[rows_dim], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
-                 caption_room=(col.x_src - left_width(ctx) + style.GAP, col.x_src + sD + OP_W - 24))
+                 rows=[rows_dim], cols=["D"], depth=["B"], caption_width=col.src_right - col.x_src + 4,
+                 caption_room=(col.x_src - left_width(ctx) + style.GAP, col.src_right + 4))
+        start = [QPointF(col.x_src + sD + 12, cy)]
+        if col.src_right > col.x_src + sD:  # level with the block until past its chip
+            start.append(QPointF(col.src_right + 12, cy))
         for row in feeds[key]:
-            c.line(f"feed.{key}.{row}", [QPointF(col.x_src + sD + 12, cy),
-                                         QPointF(col.x_times - 16, centres[row])])
+            c.line(f"feed.{key}.{row}", [*start, QPointF(col.x_times - 16, centres[row])])
     kv_src = "X_kv" if cfg.is_cross else "X"
     for row, (name, out_dim, rows_dim, src) in enumerate(
             [("Q", "D", "T", "X"), ("K", kv_dim, "S", kv_src), ("V", kv_dim, "S", kv_src)]):
@@ -234,16 +262,21 @@ def _left_of_times(col: Columns) -> float:
 def build_output(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     k = linear_k(ctx)
-    col = columns(ctx, k)
-    sD, sT = style.side(cfg.d_model, k), style.side(cfg.T, k)
-    cy = row_centres(ctx, row_heights(ctx, k, ["T"]))[0]
-    c.tensor("merged", ctx.plan.stage(StageId.merge).tensor("merged"), QRectF(col.x_src, cy - sT / 2, sD, sT),
-             rows=["T"], cols=["D"], depth=["B"], caption_width=sD + OP_W - 20,
-             caption_room=(col.x_src - left_width(ctx) + style.GAP, _left_of_times(col)))
-    _weight_row(c, col, cy, name="O", out_dim="D", result_key="Y",
+    merged = value_widths(ctx.plan).merged  # D, or H·d_v under latent attention
+    col = columns(ctx, k, merged)
+    sM, sT = style.side(merged[1], k), style.side(cfg.T, k)
+    cy = row_centres(ctx, [max(sM, sT)])[0]  # W_O is as tall as what it reads
+    c.tensor("merged", ctx.plan.stage(StageId.merge).tensor("merged"), QRectF(col.x_src, cy - sT / 2, sM, sT),
+             rows=["T"], cols=[merged[0]], depth=["B"], caption_width=col.src_right - col.x_src + OP_W - 20,
+             caption_room=(col.x_src - left_width(ctx) + style.GAP, _left_of_times(col)),
+             sizes=dict([merged]))
+    _weight_row(c, col, cy, name="O", out_dim="D", result_key="Y", in_dim=merged,
                 result_spec=ctx.plan.stage(StageId.output).tensor("Y"), rows_dim="T", origin="merged")
-    bottom_note(c, "note", f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}: "
-                            "the same shape as the input, ready for the next layer.")
+    back = f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}"
+    if merged[0] != "D":  # the heads' values are not D wide: W_O also changes the width
+        back = (f"W_O maps the {cfg.H:,} heads' {merged[1]:,} values per token back to "
+                f"D = {cfg.d_model:,}. {back}")
+    bottom_note(c, "note", f"{back}: the same shape as the input, ready for the next layer.")
 
 
 # view ------------------------------------------------------------------------------------

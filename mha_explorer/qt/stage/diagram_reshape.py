@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 
+from mha_explorer.core.display.value_widths import value_widths
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.stage import diagram_style as style
@@ -44,10 +45,13 @@ def _card_units(count: int) -> int:
 
 
 def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: float, card_h: float,
-         *, rows_dim: str, heads_dim: str, caption: str, grouped_by: int | None) -> QRectF:
+         *, rows_dim: str, heads_dim: str, caption: str, grouped_by: int | None,
+         width: tuple[str, int] | None = None) -> QRectF:
     """One card per head (the first three and the last when there are many),
-    labelled once for the whole deck; returns the rect the cards cover."""
+    labelled once for the whole deck; returns the rect the cards cover. ``width``: a
+    card's width dim and size (d_k unless said, latent attention's values are d_v)."""
     dims = c.ctx.plan.dims
+    width = width or ("d_k", dims["d_k"])
     top = cy - card_h / 2
     for head in style.shown_heads(count):
         if head is None:
@@ -58,14 +62,14 @@ def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: floa
         group = None if grouped_by is None else head // grouped_by
         # the key/value group shows in the outline; the tag stays in ink, readable on any tint
         c.add(BlockItem(f"{prefix}.h{head}", card_w, card_h, fill=c.ink.slice_tints[head % 2],
-                        left=style.dim_qcolor(rows_dim), top=style.dim_qcolor("d_k"),
+                        left=style.dim_qcolor(rows_dim), top=style.dim_qcolor(width[0]),
                         tag=f"h{head}", outline=style.group_color(group) if group is not None
                         else None, ink=c.ink), x, top)
         x += card_w + CARD_GAP
     right = x - CARD_GAP
     left = right - deck_width(count, card_w)
     c.label_dims(prefix, QRectF(left, top, card_w, card_h), rows=[(rows_dim, dims[rows_dim])],
-                 cols=[("d_k", dims["d_k"])],
+                 cols=[width],
                  depth=[("B", dims["B"]), (heads_dim, dims[heads_dim])])
     rect = QRectF(left, top, right - left, card_h)
     c.caption(f"{prefix}.caption", caption, rect)
@@ -154,7 +158,7 @@ def merged_gap(card_w: float) -> float:
     return max(ELLIPSIS_W, 0.75 * card_w)
 
 
-def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float) -> None:
+def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float, width_dim: str) -> None:
     """The merged block as the shown head cards laid edge to edge ('…' for the
     rest), each slice growing out of its card, so the eye sees the heads join."""
     x = rect.x()
@@ -167,7 +171,7 @@ def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float) -> None:
             continue
         c.add(BlockItem(f"M.h{head}", card_w, rect.height(), fill=c.ink.slice_tints[head % 2],
                         left=style.dim_qcolor("T") if head == 0 else None,
-                        top=style.dim_qcolor("d_k"), tag=f"h{head}", outline=c.ink.muted,
+                        top=style.dim_qcolor(width_dim), tag=f"h{head}", outline=c.ink.muted,
                         origin=f"C.h{head}", ink=c.ink), x, rect.y())
         x += card_w
 
@@ -176,6 +180,8 @@ def build_merge(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     stage = ctx.plan.stage(StageId.merge)
     back, merged = stage.tensor("context"), stage.tensor("merged")
+    widths = value_widths(ctx.plan)  # a head's values (d_k, or d_v) and the merged width
+    (head_dim, head_n), merged_dim = widths.head, widths.merged[0]
     copies = merged.allocates
     left = left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T)])
     slots = len(style.shown_heads(cfg.H))
@@ -186,9 +192,9 @@ def build_merge(c: Composer) -> None:
     cards = _card_units(cfg.H)
     gap_units = 0.75 if cards < cfg.H else 0.0  # the merged block's '…' slot
     k = max(2.0, min(linear_k(ctx) * 1.5,
-                     (ctx.width - fixed_w) / ((cards + gap_units) * style.units(cfg.d_k)),
+                     (ctx.width - fixed_w) / ((cards + gap_units) * style.units(head_n)),
                      (ctx.height - fixed_h) / (2 * style.units(cfg.T))))
-    card_w, sT = style.side(cfg.d_k, k), style.side(cfg.T, k)
+    card_w, sT = style.side(head_n, k), style.side(cfg.T, k)
     rows_h = 2 * (top_space() + sT + bottom_space()) + middle
     top = margin_y(ctx) + max(0.0, (ctx.height - note_h(ctx) - 2 * margin_y(ctx) - rows_h) / 2)
     cy_deck = top + top_space() + sT / 2
@@ -197,18 +203,19 @@ def build_merge(c: Composer) -> None:
     content_w = max(deck_width(cfg.H, card_w), merged_w)
     x0 = max(style.MARGIN, (ctx.width - left - content_w) / 2) + left
     deck(c, "C", cfg.H, x0, cy_deck, card_w, sT, rows_dim="T", heads_dim="H",
-         caption=f"context  {style.shape_text(back.shape)}", grouped_by=None)
+         caption=f"context  {style.shape_text(back.shape)}", grouped_by=None, width=widths.head)
     arrow = _copy_words(copies)  # kept on the canvas however wide the deck of heads
     arrow_x = max(style.MARGIN, min(x0, ctx.width - style.MARGIN - text_width(arrow, style.CAPTION_PT)))
     c.text("merge.arrow", arrow, arrow_x, cy_deck + sT / 2 + bottom_space() + style.GAP,
            "tl", bold=True, color=c.ink.copy_red if copies else c.ink.muted)
     rect = QRectF(x0, cy_merged - sT / 2, merged_w, sT)
-    c.tensor("merged", merged, rect, rows=["T"], cols=["D"], depth=["B"], fill=c.ink.result_fill)
-    joined_slices(c, rect, cfg.H, card_w)
+    c.tensor("merged", merged, rect, rows=["T"], cols=[merged_dim], depth=["B"],
+             fill=c.ink.result_fill, sizes=widths.sizes())
+    joined_slices(c, rect, cfg.H, card_w, head_dim)
     if copies:
-        words = (f"A copy: the {cfg.H} heads are written side by side into new "
-                 f"memory, B·T·D = {merged.numel:,} numbers ({format_bytes(merged.nbytes)}).")
+        words = (f"A copy: the {cfg.H} heads of {head_n:,} are written side by side into new "
+                 f"memory, B·T·{merged_dim} = {merged.numel:,} numbers ({format_bytes(merged.nbytes)}).")
     else:
         words = ("No copy here: the axis that moved has size 1, so the memory is already in "
-                 "[B, T, D] order.")
+                 f"[B, T, {merged_dim}] order.")
     bottom_note(c, "note", words)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor, QFont
 
 from mha_explorer.core.display import colors
-from mha_explorer.core.display.colors import dim_color
+from mha_explorer.core.display.colors import relative_dim_color
 from mha_explorer.qt.shell.theme import LIGHT, DiagramColors
 
 # type sizes in points; 14 pt is the smallest that reads from the back of a room
@@ -102,7 +102,7 @@ def side(n: int, k: float) -> float:
 
 
 def dim_qcolor(dim: str) -> QColor:
-    return QColor(dim_color(dim))
+    return QColor(relative_dim_color(dim))  # latent attention's d_v as d_k, H·d_v as D
 
 
 def text_on(fill: QColor) -> QColor:

@@ -16,21 +16,16 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from mha_explorer.core.display.colors import dim_color, ink_on
+from mha_explorer.core.display.colors import ink_on, relative_dim_color
 from mha_explorer.core.stages.catalog import STAGES, StageId, is_stage
 from mha_explorer.core.stages.records import Stage
 from mha_explorer.core.units import format_bytes
 
 MIN_SIDE, MAX_SIDE = 24.0, 150.0  # block sides in pixels, the log of the size in between
-# latent attention's dims drawn in the colour of their MHA relative: the latents (what is
-# cached, like Hkv's keys) in Hkv's, the per-head widths in d_k's
-DIM_ALIASES = {"r_kv": "Hkv", "r_q": "Hkv", "d_n": "d_k", "d_r": "d_k", "d_v": "d_k",
-               "d_n+d_r": "d_k", "H·(d_n+d_r)": "D", "H·(d_n+d_v)": "D", "H·d_v": "D", "H·r_kv": "D",
-               "(r_kv+d_r)": "Hkv", "1": "Hkv"}
 
 
 def chip_color(dim: str) -> str:
-    return dim_color(DIM_ALIASES.get(dim, dim))
+    return relative_dim_color(dim)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ HEADER_MARGINS = (16, 10, 12, 6)  # left, top, right, bottom
 TERSE_MARGINS = (16, 4, 12, 2)  # cut to fit: every pixel to the diagram
 SPACING, TERSE_SPACING = 8, 3  # between the header's lines; tighter when it is cut to fit
 CUT_LINES = (3, 2, 1)  # the lines a cut label keeps, tried in turn
+TITLE_SHRINK = (0.85, 0.7)  # of its own size, tried in turn: a cut header's title too tall for its room
 
 
 def elide_lines(text: str, font: QFont, width: float, lines: int) -> str:
@@ -75,6 +76,7 @@ class HeaderFitter:
         self._full: dict[QLabel, str] = {}  # what a label cut to fit says in full
         self.terse = False
         self._fitting = False
+        self._shrunk: tuple[QFont, QFont] | None = None  # the title's own font, and the smaller one set
 
     def say(self, label: QLabel, text: str) -> None:
         """Set a label that may be cut to fit; the full text is kept for the fit."""
@@ -82,14 +84,17 @@ class HeaderFitter:
         label.setText(text)
         label.setToolTip("")
 
-    def fit(self, width: int, budget: int | None, bar: int, presenting: bool) -> None:
+    def fit(self, width: int, budget: int | None, bar: int, presenting: bool, title_spare: int = 0) -> None:
         """Fit the words ``width`` wide into ``budget`` pixels of height (None: no
         limit, the header beside the diagram or in a picture); ``bar``: the scroll
-        bar's width, kept free so a label cut here is not wrapped again."""
+        bar's width, kept free so a label cut here is not wrapped again. Cut to fit, the
+        rest may scroll but the title's row shows whole in ``budget + title_spare`` (what
+        the picture below can give it), its type made smaller when it needs that."""
         if self._fitting:  # the changes below come back here through the layout
             return
         self._fitting = True
         try:
+            self._title_back()
             for label, text in self._full.items():
                 label.setText(text)
                 label.setToolTip("")
@@ -106,8 +111,36 @@ class HeaderFitter:
                     label.setToolTip(full if cut != full else "")
                 if self._header.heightForWidth(width) <= budget:
                     break
+            self._shrink_title(width - bar, budget + title_spare)
         finally:
             self._fitting = False
+
+    def _shrink_title(self, width: int, room: int) -> None:
+        own = self._title.font()
+        for scale in TITLE_SHRINK:
+            if self.title_room(width) <= room:
+                return
+            smaller = QFont(own)
+            smaller.setPointSizeF(own.pointSizeF() * scale)
+            self._title.setFont(smaller)
+            self._shrunk = (own, smaller)
+
+    def _title_back(self) -> None:
+        """The title's own size again (unless the view has set a new one since)."""
+        if self._shrunk is not None and self._title.font() == self._shrunk[1]:
+            self._title.setFont(self._shrunk[0])
+        self._shrunk = None
+
+    def title_room(self, width: int) -> int:
+        """Height the header needs, ``width`` wide, to show the title's row whole once cut to
+        fit (the row beside the head selector, and its margins); 0 when not cut: then all of
+        it fits its budget. The rest of a cut header may scroll, never the title."""
+        if not self.terse:
+            return 0
+        left, top, right, bottom = TERSE_MARGINS
+        self._top_row.invalidate()  # measured again after a change of the title's type
+        row = self._top_row.heightForWidth(width - left - right) if self._top_row.hasHeightForWidth() else -1
+        return top + (row if row >= 0 else self._top_row.sizeHint().height()) + bottom
 
     def _set_terse(self, on: bool, presenting: bool) -> None:
         """The title beside the head selector, or on its own line under the counter."""

@@ -12,16 +12,19 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.specs.positions import ROPE_FORMULA, rope_distance_curve, rope_score_at
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.core.variants.registry import family_of
+from mha_explorer.qt.stage.header_fit import ELLIPSIS_AIR, elide_lines
 
 ONES_COLOR = "#7F7F7F"  # the reference curve, in D's neutral grey
 LAYER_COLOR = "#CC79A7"  # d_k's reddish purple: a head's own vectors
 WINDOW_COLOR = "#D55E00"
+PLOT_ROOM = 60  # pixels the curves and their axis keep under the caption
 
 
 def max_distance(cfg: MHAConfig) -> int:
@@ -47,12 +50,17 @@ class RopePlot(QWidget):
     (pg.PlotDataItem), ``window_line`` (pg.InfiniteLine, hidden without a window),
     ``refresh()`` (on config_changed and trace_ready)."""
 
+    LEAST = 110  # its curves and legend still read; more, and a laptop's window outgrew its screen
+    FLOOR = 90  # the least it keeps when giving height to the stage's title above
+
     def __init__(self, controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setObjectName("rope_plot")
+        self.setMinimumHeight(self.LEAST)
         self.caption = QLabel(objectName="rope_caption")
         self.caption.setWordWrap(True)
+        self._said = ""  # the caption in full; on a short plot it shows cut at whole lines
         self.plot = pg.PlotWidget(objectName="rope_plot_widget")
         self.plot.setLabel("bottom", "relative distance m − n (positions)")
         self.plot.setLabel("left", "q·k after RoPE")
@@ -72,6 +80,23 @@ class RopePlot(QWidget):
         controller.config_changed.connect(lambda _cfg: self.refresh())
         controller.trace_ready.connect(lambda _trace: self.refresh())
         self.refresh()
+
+    @classmethod
+    def under(cls, picture: QSplitter, controller, background: QColor) -> RopePlot:
+        """A plot added under the diagram in ``picture``, sharing its height about 55:45."""
+        plot = cls(controller)
+        plot.plot.setBackground(background)
+        picture.addWidget(plot)
+        h = max(picture.height(), 400)
+        picture.setSizes([int(h * 0.55), h - int(h * 0.55)])
+        return plot
+
+    def give_height(self, short: int) -> int:
+        """Let its least height fall below LEAST by ``short`` pixels, never under FLOOR (0 or
+        less: back to LEAST); returns the pixels given."""
+        give = max(0, min(short, self.LEAST - self.FLOOR))
+        self.setMinimumHeight(self.LEAST - give)
+        return give
 
     def refresh(self) -> None:
         cfg = self.controller.config
@@ -94,6 +119,20 @@ class RopePlot(QWidget):
         where = family_of(cfg).rope_part
         status = ("" if cfg.positions_spec.rotates_qk else
                   f"Positions are {cfg.positions} here: this is what RoPE would do. ")
-        self.caption.setText(f"{status}RoPE turns {where}, {width} numbers as {width // 2} pairs: "
-                             f"{ROPE_FORMULA}. A query at m and a key at n meet at the angle (m − n)·θ, "
-                             "so q·k depends only on the distance.")
+        self._said = (f"{status}RoPE turns {where}, {width} numbers as {width // 2} pairs: "
+                      f"{ROPE_FORMULA}. A query at m and a key at n meet at the angle (m − n)·θ, "
+                      "so q·k depends only on the distance.")
+        self._fit_caption()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_caption()
+
+    def _fit_caption(self) -> None:
+        """The caption in the lines the plot's height leaves over PLOT_ROOM, cut at a whole
+        line with "…" (full text on hover): squeezed, it showed half a line at each edge."""
+        font = self.caption.font()
+        lines = max(1, int((self.height() - PLOT_ROOM) // QFontMetricsF(font).lineSpacing()))
+        cut = elide_lines(self._said, font, self.width() - ELLIPSIS_AIR, lines)
+        self.caption.setText(cut)
+        self.caption.setToolTip(self._said if cut != self._said else "")

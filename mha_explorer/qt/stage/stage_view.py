@@ -44,7 +44,6 @@ COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagra
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
 CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
-ROPE_PLOT_MIN = 110  # its curves and legend still read; more, and a laptop's window outgrew its screen
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -163,7 +162,8 @@ class StageView(QWidget):
         box.setObjectName("stageHeaderBox")
         box.hide()
         # may shrink to two lines: the words scroll, the window stays on the screen
-        box.setMinimumHeight(2 * self.fontMetrics().lineSpacing())
+        self._box_floor = 2 * self.fontMetrics().lineSpacing()
+        box.setMinimumHeight(self._box_floor)
         box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         return box
 
@@ -282,29 +282,28 @@ class StageView(QWidget):
         label.setVisible(bool(text))
 
     # fitting the words above a short diagram ------------------------------------------------
-    def _picture_room(self) -> int:
-        """Height the diagram (and the RoPE plot under it) cannot do without."""
-        return max(self.diagram.minimumHeight(), self.picture.minimumSizeHint().height())
-
     def _fit_header(self) -> None:
-        """Above a short diagram every line of the header shows whole (HeaderFitter)."""
+        """Above a short diagram every line of the header shows whole (HeaderFitter), and one
+        cut to fit still shows its title's row whole: at the RoPE stage the q·k plot gives
+        some of its least height to the header's box (the view's least, and so the window,
+        stay as they were). ``room``: what the diagram and plot cannot do without."""
         active = self._compact and not self._figure_only and self.isVisible()
-        budget = self.height() - self._picture_room() if active else None
+        plot = self.rope_plot if self.rope_plot is not None and not self.rope_plot.isHidden() else None
+        room = self.diagram.minimumHeight() + (self.picture.handleWidth() + plot.LEAST if plot else 0)
+        budget = self.height() - room if active else None
         bar = self._header_box.verticalScrollBar().sizeHint().width()
-        self._fitter.fit(self.width(), budget, bar, self._presenting)
+        self._fitter.fit(self.width(), budget, bar, self._presenting, plot.LEAST - plot.FLOOR if plot else 0)
+        short = self._fitter.title_room(self.width() - bar) - budget if active else 0
+        self._header_box.setMinimumHeight(self._box_floor + (plot.give_height(short) if plot else 0))
         self._header_box.updateGeometry()
 
     def _show_rope_plot(self, show: bool) -> None:
         if show and self.rope_plot is None:
             from mha_explorer.qt.stage.rope_plot import RopePlot
 
-            self.rope_plot = RopePlot(self._controller)
-            self.rope_plot.setMinimumHeight(ROPE_PLOT_MIN)
             # the page's own colour, not pyqtgraph's black, under the theme's text
-            self.rope_plot.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
-            self.picture.addWidget(self.rope_plot)
-            h = max(self.picture.height(), 400)
-            self.picture.setSizes([int(h * 0.55), h - int(h * 0.55)])
+            self.rope_plot = RopePlot.under(self.picture, self._controller,
+                                            self.palette().color(QPalette.ColorRole.Base))
         if self.rope_plot is not None:
             self.rope_plot.setVisible(show)
 

@@ -71,6 +71,7 @@ class GroupedAttention(AttentionFamily):
     fields = FIELDS
     compute_module = "mha_explorer.core.variants.grouped.compute"
     classic_maps = frozenset(CLASSIC)
+    classic_diagrams = frozenset(CLASSIC)
     rope_inputs = ((StageId.transpose, "Q"), (StageId.transpose, "K"))
 
     def kind(self, cfg: MHAConfig) -> str:

@@ -47,6 +47,8 @@ class LatentAttention(AttentionFamily):
     computed_whole = True
     classic_maps = frozenset((StageId.input, StageId.scores, StageId.softmax, StageId.weighted_sum,
                               StageId.output))
+    # after the softmax its tensors have the classic layout, only the value width differs
+    classic_diagrams = frozenset((StageId.weighted_sum, StageId.merge, StageId.output))
     rope_inputs = ((StageId.heads, "q_rope"), (StageId.kv_compress, "k_rope"))
     rope_part = "the decoupled RoPE part of each head"
 
