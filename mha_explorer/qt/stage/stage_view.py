@@ -147,11 +147,9 @@ class StageView(QWidget):
         self._set_compact(False)
 
         self._scaling_notes = ScalingNotes(controller, self)  # √d_k's numbers, off the GUI thread
-        self._scaling_notes.ready.connect(self._show_text)
-        controller.stage_changed.connect(self._show_text)
-        controller.config_changed.connect(self._show_text)
-        controller.trace_ready.connect(self._show_text)
-        controller.batch_index_changed.connect(self._show_text)
+        for said in (controller.stage_changed, controller.config_changed, controller.trace_ready,
+                     controller.batch_index_changed, self._scaling_notes.ready):
+            said.connect(self._show_text)
         controller.head_changed.connect(self._show_head)
         self.head_spin.valueChanged.connect(controller.set_head)
         self._show_text()
