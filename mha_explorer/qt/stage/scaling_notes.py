@@ -1,8 +1,9 @@
-"""The √d_k note's numbers, worked out on the jobs' thread: right after each trace for
-the batch element shown, and when another element of a trace that keeps them all is
-shown. The stage header only reads what is remembered (stage_notes.known_scaling_note):
-for 16 heads of 128 × 4,096 scores the numbers take most of a second, which froze the
-window when they were worked out on the GUI thread as scores or softmax was first shown.
+"""The √d_k note's numbers, worked out on the jobs' thread: once the views have drawn
+each trace, for the batch element shown, and when another element of a trace that keeps
+them all is shown. The stage header only reads what is remembered
+(stage_notes.known_scaling_note): for 16 heads of 128 × 4,096 scores the numbers take
+about a second on two busy cores, which froze the window when they were worked out on the
+GUI thread as scores or softmax was first shown.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class ScalingNotes(QObject):
         return WAITING
 
     def _prepare(self, *_args) -> None:
+        """Ask once the views have taken in the trace or the edit: on two busy cores, numbers
+        worked out while the maps are drawn take the CPU time the drawing needs."""
+        self._controller.later.schedule_last(self._ask, self._ask)
+
+    def _ask(self) -> None:
         """Ask the jobs' thread for the shown element's numbers, unless known or asked."""
         c = self._controller
         trace, b = c.current_trace, c.batch_index
