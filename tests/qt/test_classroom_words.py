@@ -33,6 +33,8 @@ def test_scores_and_softmax_show_the_scaling_in_this_configs_numbers(qtbot, make
     view = window.stage_view
     for stage in ("scores", "softmax"):
         window.controller.set_stage(stage)
+        # worked out on the jobs' thread: here a moment after the trace
+        qtbot.waitUntil(lambda: "÷√16" in view.scaling.text())
         text = view.scaling.text()
         assert view.scaling.isVisible() and "÷√16" in text and "entropy" in text, stage
     window.controller.set_stage("merge")

@@ -32,7 +32,7 @@ def long_views(qtbot, make_controller):
     return ctrl, panel, view
 
 
-def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views, settle):
+def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views, settle, qtbot):
     ctrl, panel, view = long_views
     ctrl.set_stage("softmax")
     settle(ctrl)  # large maps: one per event-loop turn
@@ -48,7 +48,7 @@ def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views, sett
                                    atol=1e-6)
     # the statistics under the title are said to be over those rows
     assert view.scaling.isVisible()
-    assert "Over query rows 0, 2, 4, 6, …, 1,023 (512 of 1,024" in view.scaling.text()
+    qtbot.waitUntil(lambda: "Over query rows 0, 2, 4, 6, …, 1,023 (512 of 1,024" in view.scaling.text())
     assert not panel.every_row.isVisible() and not view.every_row.isVisible()  # up to softmax
     # on a projector the large map's axis words say so too (the caption gives way there)
     panel.set_presenting(True)

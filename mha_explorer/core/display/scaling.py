@@ -4,12 +4,15 @@ A dot product of d_k terms of unit spread has a spread of about √d_k; softmax 
 scores that wide puts almost all the weight on one key. From the scores the
 trace already holds (scaled, masked cells -inf) this recovers the raw QKᵀ,
 and reports the spread of both and the softmax entropy with and without the
-scaling. numpy only: views call it, the engine is never asked for more.
+scaling. numpy only: the engine is never asked for more. For a long sequence it takes
+most of a second, so the window works it out on its jobs' thread; the GUI thread only
+reads what is remembered (remembered_numbers).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from dataclasses import dataclass
 
@@ -51,29 +54,50 @@ def _row_entropy_bits(scores: np.ndarray, finite: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, (np.log(z) - weighted / z) / math.log(2))
 
 
-_remembered: list = []  # (weakref to the scores' owner, where in it, d_k, numbers), newest last
+_remembered: list = []  # (weakref to the scores' owner, where in it and d_k, numbers), newest last
+_remembering = threading.Lock()  # one thread fills it while another reads it
 REMEMBER = 8
+
+
+def _place(scaled_scores: np.ndarray, d_k: int) -> tuple[np.ndarray, tuple]:
+    """The array that owns the scores' memory, and where in it (and for which d_k) they are."""
+    owner = scaled_scores if scaled_scores.base is None else scaled_scores.base
+    where = (scaled_scores.__array_interface__["data"][0], scaled_scores.shape,
+             scaled_scores.strides, scaled_scores.dtype.str, d_k)
+    return owner, where
+
+
+def remembered_numbers(scaled_scores: np.ndarray, d_k: int) -> tuple[bool, ScalingNumbers | None]:
+    """(True, what scaling_numbers gave) when it has already worked them out for this very
+    array, else (False, None). Never computes: the GUI thread asks this."""
+    if not isinstance(scaled_scores, np.ndarray):
+        return False, None
+    owner, where = _place(scaled_scores, d_k)
+    with _remembering:
+        for ref, place, numbers in _remembered:
+            if place == where and ref() is owner:  # alive, so its memory is still these numbers
+                return True, numbers
+    return False, None
 
 
 def scaling_numbers(scaled_scores: np.ndarray, d_k: int) -> ScalingNumbers | None:
     """From the scaled scores of one sequence, [H, rows, S] (hidden keys -inf).
     None when no cell is visible. Remembered for the same array: each redraw of the
     stage header asked again, seconds for a long sequence."""
-    if not isinstance(scaled_scores, np.ndarray):
-        return _scaling_numbers(scaled_scores, d_k)
-    owner = scaled_scores if scaled_scores.base is None else scaled_scores.base
-    where = (scaled_scores.__array_interface__["data"][0], scaled_scores.shape,
-             scaled_scores.strides, scaled_scores.dtype.str, d_k)
-    for ref, place, numbers in _remembered:
-        if place == where and ref() is owner:  # alive, so its memory is still these numbers
-            return numbers
+    known, numbers = remembered_numbers(scaled_scores, d_k)
+    if known:
+        return numbers
     numbers = _scaling_numbers(scaled_scores, d_k)
+    if not isinstance(scaled_scores, np.ndarray):
+        return numbers
+    owner, where = _place(scaled_scores, d_k)
     try:
         ref = weakref.ref(owner)  # an old trace's arrays are not kept for this
     except TypeError:  # an owner that takes no weak reference (a bytes buffer): not kept
         return numbers
-    _remembered[:] = [e for e in _remembered[-(REMEMBER - 1):] if e[0]() is not None]
-    _remembered.append((ref, where, numbers))
+    with _remembering:
+        _remembered[:] = [e for e in _remembered[-(REMEMBER - 1):] if e[0]() is not None]
+        _remembered.append((ref, where, numbers))
     return numbers
 
 

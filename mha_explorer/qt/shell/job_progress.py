@@ -22,8 +22,9 @@ WORDS = {  # what a person is waiting for, per kind of job
     JobKind.generate: "the model is writing…",
     JobKind.induction: "looking for induction heads…",
 }
-# the trace has the status bar's main progress bar, and its line says when it waits for torch
-OWN_DISPLAY = {JobKind.trace, JobKind.warm_up}
+# the trace has the status bar's main progress bar, and its line says when it waits for torch;
+# the header's numbers say "working out" where they will appear
+OWN_DISPLAY = {JobKind.trace, JobKind.warm_up, JobKind.notes}
 
 
 def words_for(kind: str) -> str:

@@ -31,7 +31,18 @@ def input_sentence(cfg: MHAConfig, trace: Trace | None) -> str:
 
 def scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str:
     """At scores and softmax: the spread and the entropy with and without ÷√d_k,
-    from the scores the trace keeps for the shown sequence."""
+    from the scores the trace keeps for the shown sequence. Most of a second for a
+    long sequence (then remembered): the window calls it on its jobs' thread."""
+    return _scaling_note(trace, stage, batch_index, compute=True)
+
+
+def known_scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str | None:
+    """``scaling_note`` when nothing is left to compute ("" where there is no note), else
+    None; never computes, so the GUI thread may ask at every redraw."""
+    return _scaling_note(trace, stage, batch_index, compute=False)
+
+
+def _scaling_note(trace: Trace | None, stage: str, batch_index: int, *, compute: bool) -> str | None:
     if trace is None or stage not in SCALING_STAGES:
         return ""
     scores = trace.tensors.get(StageId.scores, {}).get("scores")
@@ -43,9 +54,14 @@ def scaling_note(trace: Trace | None, stage: str, batch_index: int) -> str:
         return ""
     # with a trace, numpy is in already; at start-up these would bring it in
     from mha_explorer.core.display.head_maps import statistics_rows
-    from mha_explorer.core.display.scaling import scaling_numbers
+    from mha_explorer.core.display.scaling import remembered_numbers, scaling_numbers
 
-    numbers = scaling_numbers(shown, trace.config.d_k)
+    if compute:
+        numbers = scaling_numbers(shown, trace.config.d_k)
+    else:
+        known, numbers = remembered_numbers(shown, trace.config.d_k)
+        if not known:
+            return None
     if numbers is None:
         return ""
     over = statistics_rows(trace)  # the kept rows, when they are not all of them

@@ -30,7 +30,8 @@ from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.code_panel import CodePanel
 from mha_explorer.qt.stage.diagram import MIN_CANVAS, StageDiagram
 from mha_explorer.qt.stage.header_fit import HEADER_MARGINS, SPACING, HeaderBox, HeaderFitter
-from mha_explorer.qt.stage.stage_notes import input_sentence, scaling_note
+from mha_explorer.qt.stage.scaling_notes import ScalingNotes
+from mha_explorer.qt.stage.stage_notes import input_sentence
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
@@ -144,10 +145,10 @@ class StageView(QWidget):
         self._outer.addWidget(self.splitter, 1)
         self._set_compact(False)
 
-        controller.stage_changed.connect(self._show_text)
-        controller.config_changed.connect(self._show_text)
-        controller.trace_ready.connect(self._show_text)
-        controller.batch_index_changed.connect(self._show_text)
+        self._scaling_notes = ScalingNotes(controller, self)  # √d_k's numbers, off the GUI thread
+        for said in (controller.stage_changed, controller.config_changed, controller.trace_ready,
+                     controller.batch_index_changed, self._scaling_notes.ready):
+            said.connect(self._show_text)
         controller.head_changed.connect(self._show_head)
         self.head_spin.valueChanged.connect(controller.set_head)
         self._show_text()
@@ -271,8 +272,7 @@ class StageView(QWidget):
             widget.setVisible(cfg.H > 1 and not self._figure_only)
         on_input = c.stage == StageId.input
         self._set_note(self.sentence, input_sentence(cfg, c.current_trace) if on_input else "")
-        self._set_note(self.scaling, "" if self._presenting else
-                       scaling_note(c.current_trace, c.stage, c.batch_index))
+        self._set_note(self.scaling, "" if self._presenting else self._scaling_notes.text(c.stage))
         for words in (self.explanation, self.costs):
             words.setVisible(not self._presenting)
         self._fit_header()
