@@ -10,6 +10,7 @@ import pytest
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.display import scaling
+from mha_explorer.qt.jobs import JobKind
 
 NUMBERS = scaling._scaling_numbers  # the computation itself, before any test wraps it
 CONFIG = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
@@ -67,3 +68,18 @@ def test_the_note_follows_the_shown_batch_element_off_the_gui_thread(qtbot, make
     assert _said(view) == first
     assert len(computing_threads) == computed
     assert threading.main_thread() not in computing_threads
+
+
+def test_a_large_trace_shown_elsewhere_waits_until_scores_are_shown(qtbot, make_window,
+                                                                    computing_threads):
+    """A second of the jobs' thread that cannot stop must not delay the next edit's run
+    while the class looks at another stage; shown, the note follows."""
+    big = MHAConfig(d_model=64, n_heads=4, batch=1, seq=1024, device="cpu")  # 4 Mi scores
+    window = make_window(big)
+    ctrl, view = window.controller, window.stage_view
+    assert ctrl.stage == "input"
+    qtbot.waitUntil(lambda: ctrl.later.idle)  # the views have taken the trace in: asked by now
+    assert ctrl.jobs.latest(JobKind.notes) == 0 and not computing_threads
+    ctrl.set_stage("scores")
+    qtbot.waitUntil(lambda: _said(view) == _sentence(ctrl.trace, 0), timeout=60_000)
+    assert computing_threads and threading.main_thread() not in computing_threads

@@ -15,12 +15,13 @@ from PySide6.QtCore import QObject, Signal
 
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
-from mha_explorer.qt.stage.stage_notes import known_scaling_note, scaling_note
+from mha_explorer.qt.stage.stage_notes import SCALING_STAGES, known_scaling_note, scaling_note
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
 
 WAITING = "working out ÷√d_k…"  # the header's word until the numbers come
+AHEAD_MAX_SCORES = 1 << 20  # scores up to this many are worked out at once (milliseconds)
 
 
 class ScalingNotes(QObject):
@@ -36,7 +37,7 @@ class ScalingNotes(QObject):
         # (it then says nothing); weak: a replaced trace's arrays are not kept for this
         self._asked: tuple[weakref.ref, int] | None = None
         self._failed: tuple[weakref.ref, int] | None = None
-        controller.trace_ready.connect(self._prepare)  # before the stage is shown, most often
+        controller.trace_ready.connect(self._on_trace)
         controller.batch_index_changed.connect(self._prepare)
         controller.compute_cancelled.connect(self._prepare)  # the old trace stays on screen
         controller.jobs.done.connect(self._on_end)
@@ -54,6 +55,15 @@ class ScalingNotes(QObject):
             return ""
         self._prepare()
         return WAITING
+
+    def _on_trace(self, trace) -> None:
+        """Ahead of time when the numbers are cheap or scores/softmax is on screen; a large
+        trace shown elsewhere waits until they are: a second of the jobs' thread, which
+        cannot stop midway, must not hold up the next edit's run for a stage never shown."""
+        scores = trace.tensors.get(StageId.scores, {}).get("scores")
+        if (self._controller.stage in SCALING_STAGES or scores is None
+                or scores.size <= AHEAD_MAX_SCORES):
+            self._prepare()
 
     def _prepare(self, *_args) -> None:
         """Ask once the views have taken in the trace or the edit: on two busy cores, numbers
