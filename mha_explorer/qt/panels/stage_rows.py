@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, QSize
-from PySide6.QtWidgets import QAbstractButton, QGridLayout, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtWidgets import QAbstractButton, QDockWidget, QGridLayout, QMainWindow, QWidget
 
 MAX_ROWS = 3  # more rows than this take the stage's height; twelve stages need two at 1024
 
@@ -41,13 +41,12 @@ class StageRows(QWidget):
         if columns != self._columns:
             self._place(columns)
 
-    def _button_width(self) -> int:
-        # each button as wide as the widest needs: equal widths, so the bold current
-        # stage never nudges its neighbours
-        return max((b.minimumSizeHint().width() for b in self._buttons), default=0)
-
     def _width_of(self, columns: int) -> int:
-        return columns * self._button_width() + max(columns - 1, 0) * self._grid.spacing()
+        """The row's least width with ``columns`` buttons to a row: each column as wide
+        as its widest button (one row: every button's own width, as a plain row)."""
+        widths = [b.minimumSizeHint().width() for b in self._buttons]
+        return (sum(max(widths[c::columns]) for c in range(min(columns, len(widths))))
+                + max(columns - 1, 0) * self._grid.spacing())
 
     def _columns_for(self, width: int) -> int:
         count = len(self._buttons)
@@ -69,8 +68,20 @@ class StageRows(QWidget):
             self._grid.addWidget(button, i // columns, i % columns)
         for column in range(columns):
             self._grid.setColumnStretch(column, 1)
-        self._columns = columns
+        rows_before, self._columns = self.rows, columns
         self.updateGeometry()
+        if self.rows != rows_before:
+            QTimer.singleShot(0, self._fit_dock)
+
+    def _fit_dock(self) -> None:
+        """A window keeps a dock's height when its content needs fewer rows: give the
+        dock back its rows' height (three rows at a narrow start stayed as a tall bar)."""
+        dock = self.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        window = dock.parentWidget() if dock is not None else None
+        if isinstance(window, QMainWindow) and not dock.isFloating() and dock.isVisible():
+            window.resizeDocks([dock], [dock.minimumSizeHint().height()], Qt.Orientation.Vertical)
 
     def minimumSizeHint(self) -> QSize:
         """As narrow as MAX_ROWS rows allow, as tall as the rows now shown."""
