@@ -91,3 +91,11 @@ def test_the_diagram_s_weights_grid_is_the_picture_s_star(probed, size):
     r = probed[size]
     # over a quarter of the screen's height, however large its words and chips
     assert r["grid_px"] >= 0.28 * size[1], r
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def test_the_chosen_head_s_large_map_is_nearly_square_on_every_screen(probed, size):
+    r = probed[size]
+    # a T×T softmax drawn as a tall strip reads as columns, not as a square of weights
+    height, width = r["focus_px"]
+    assert 0.7 * height <= width, r

@@ -15,8 +15,9 @@ FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # everyday: the grid alone (the large map 
 FOCUS_SHARES = tuple(0.5 + 0.025 * i for i in range(15))  # of the maps' room, tried for the large map
 FOCUS_FLOOR = 0.41  # the large map at least this share of the screen's height
 THUMB_GOAL_PX = 60  # small maps this large read as patterns; past it the large one's shape wins
+ROOMY_THUMB_GOAL_PX = 110  # from ROOMY_SCREEN wide: a back row reads every small map's pattern
 SQUARE_GOAL = 0.8  # the large map's short side over its long side, for a T×S grid to look square
-ROOMY_SCREEN = 1600  # from this width the small maps beside the large one (2 : 1) fit as they are
+ROOMY_SCREEN = 1600
 
 
 def map_side(cell_w: float, cell_h: float, words: tuple[float, float] = (0.0, 0.0),
@@ -169,7 +170,7 @@ class PresentingMaps:
         whose small maps and large map's shape come closest to their goals (a narrow
         panel gave thin strips for small maps beside a tall, narrow large one)."""
         wide, share, footers = True, FOCUS_STRETCH / (FOCUS_STRETCH + THUMBS_STRETCH), True
-        if self._presenting and self.window().width() < ROOMY_SCREEN:
+        if self._presenting:  # every screen: a fixed 2 : 1 drew 1920×1080's large map tall and narrow
             wide, share, footers = self._best_arrangement()
         self._pair.setDirection(QBoxLayout.Direction.LeftToRight if wide
                                 else QBoxLayout.Direction.TopToBottom)
@@ -198,6 +199,7 @@ class PresentingMaps:
                    + self.focus_keys.minimumHeight() + 12)  # the turned key names: a fixed height
         least_w = self.focus_box.minimumSizeHint().width()  # the axes' words above it
         floor = FOCUS_FLOOR * (self.window().height() if self.window() is not self else room_h)
+        thumb_goal = THUMB_GOAL_PX if self.window().width() < ROOMY_SCREEN else ROOMY_THUMB_GOAL_PX
         best_key, best = None, (True, FOCUS_SHARES[len(FOCUS_SHARES) // 2], True)
         for footers in (True, False):
             thumbs = self._thumb_words(footers)
@@ -209,7 +211,7 @@ class PresentingMaps:
                     rest = (room_w - box_w, room_h) if wide else (room_w, (1 - share) * room_h)
                     side = _thumb_side(max(self._shown, 1), *rest, **thumbs)
                     square = min(focus_w, focus_h) / max(focus_w, focus_h, 1.0)
-                    goals = min(side / THUMB_GOAL_PX, square / SQUARE_GOAL, 1.0)
+                    goals = min(side / thumb_goal, square / SQUARE_GOAL, 1.0)
                     key = (focus_h >= floor, round(goals, 2), footers, min(focus_w, focus_h))
                     if best_key is None or key > best_key:
                         best_key, best = key, (wide, share, footers)

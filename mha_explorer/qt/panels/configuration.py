@@ -213,7 +213,6 @@ class ControlsPanel(QWidget):
     def _fit_width(self) -> None:
         """Never narrower than the form: the horizontal scroll bar is off, so a form
         wider than the dock (larger type in presentation mode) would be cut off."""
-        self._form_widget.adjustSize()
         self.form_scroll.setMinimumWidth(self._form_widget.minimumSizeHint().width()
                                      + self.form_scroll.verticalScrollBar().sizeHint().width())
 
@@ -393,3 +392,4 @@ class ControlsPanel(QWidget):
             set_value(self.seed_spin, min(cfg.seed, SEED_MAX))
         finally:
             self._syncing = False
+        self._fit_width()  # a family's own words (MLA's widths) may need other room

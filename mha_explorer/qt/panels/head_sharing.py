@@ -31,10 +31,15 @@ def show_head_sharing(panel: ControlsPanel, cfg: MHAConfig, kv_mode: str) -> Non
         panel.d_k_label.setText(f"d_k = {cfg.d_k:,}")
         panel.d_k_label.setToolTip("d_k = D / H: the width of one head")
         panel.kv_note.setText(kv_note(cfg))
+        panel.kv_note.setToolTip("How many query heads read each key/value head")
         return
     widths = family.widths(cfg)
     kind = family.kind(cfg)
-    panel.d_k_label.setText(f"{kind}: q·k {widths.qk:,}, v {widths.v:,} per head")
-    panel.d_k_label.setToolTip(f"{family.title} sets each head's widths itself (its own "
+    # short beside the spin box (a long line widened the form past its dock); in full on hover
+    panel.d_k_label.setText(f"q·k {widths.qk:,}, v {widths.v:,}")
+    panel.d_k_label.setToolTip(f"{kind}: each head's query·key width {widths.qk:,} and value "
+                              f"width {widths.v:,}; {family.title} sets them itself (its own "
                               "fields under Attention), not D / H")
-    panel.kv_note.setText(f"No K/V head sharing in {kind}: {family.kind_tips[kind]}")
+    # one line in the narrow form (four wrapped lines were clipped there); the why on hover
+    panel.kv_note.setText(f"No K/V head sharing in {kind}")
+    panel.kv_note.setToolTip(family.kind_tips[kind])

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.text.tables import STAGE_LABELS, stage_label
 from mha_explorer.qt.controller import SPEEDS, Controller
+from mha_explorer.qt.panels.stage_rows import StageRows
 
 
 def speed_text(speed: float) -> str:
@@ -59,12 +60,9 @@ class StageStepper(QWidget):
         self.stage_buttons: dict[str, QToolButton] = {}
         self._stage_ids: tuple[str, ...] = ()
         # the phases (past, current, future) are coloured by the theme's style sheet
-        timeline = QWidget()
-        self._row = QHBoxLayout(timeline)
-        self._row.setContentsMargins(0, 0, 0, 0)
-        self._row.setSpacing(3)
+        self.timeline = StageRows(spacing=3)  # wraps when the stages outgrow one row
         self._build_stage_buttons()
-        layout.addWidget(timeline, 1)
+        layout.addWidget(self.timeline, 1)
         layout.addSpacing(8)
 
         self.speed_label = speed_label = QLabel("Speed")
@@ -106,6 +104,7 @@ class StageStepper(QWidget):
             widget.setVisible(not compact)
         for button in self.stage_buttons.values():
             button.setStyleSheet(self.COMPACT_PADDING if compact else "")
+        self.timeline.refit()  # narrower buttons: perhaps one row again
 
     def _tool_button(self, name: str, text: str, icon, accessible: str, tip: str) -> QToolButton:
         button = QToolButton()
@@ -124,7 +123,6 @@ class StageStepper(QWidget):
         """One button per stage of the plan; rebuilt when an edit changes the list."""
         for button in self.stage_buttons.values():
             self.stage_group.removeButton(button)
-            self._row.removeWidget(button)
             button.hide()  # gone from sight now, not when the deferred delete runs
             button.deleteLater()
         self.stage_buttons = {}
@@ -140,7 +138,7 @@ class StageStepper(QWidget):
             button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
             self.stage_group.addButton(button, i)
             self.stage_buttons[stage_id] = button
-            self._row.addWidget(button, 1)
+        self.timeline.set_buttons(list(self.stage_buttons.values()))
 
     def _describe_stages(self, *_) -> None:
         """Tooltips carry each stage's title and formula, which follow the config."""
@@ -164,6 +162,7 @@ class StageStepper(QWidget):
                 button.setProperty("phase", phase)
                 button.style().unpolish(button)  # re-read the style sheet for the new phase
                 button.style().polish(button)
+        self.timeline.refit()  # the current stage's bold name may need a wider button
         self.stage_buttons[current].setChecked(True)
         self.prev_button.setEnabled(now > 0)
         self.next_button.setEnabled(now < len(self._stage_ids) - 1)

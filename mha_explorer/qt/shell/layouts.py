@@ -27,9 +27,10 @@ BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stag
 NARROW_BOTTOM_SHARE = 0.24  # a laptop's 720 rows: the stage needs them more
 SMALL_BOTTOM_SHARE = 0.36  # the heads under the stage need rows for their maps
 NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
-# of the screen's width: on 1920×1080 half, the chosen head large with the others beside it,
-# the diagram keeps the other half (its attention grid grows with that width)
-PRESENT_HEADS_SHARE = 0.5
+# of the screen's width on 1920×1080: the chosen head large and nearly square with the others
+# beside it at 110 px (half the width drew it tall and narrow); the diagram keeps the rest
+# (its attention grid grows with that width)
+PRESENT_HEADS_SHARE = 0.58
 SMALL_PRESENT_HEADS_SHARE = 0.5  # below 1600 px: the chosen head large over the others
 
 TOP, LEFT, RIGHT, BOTTOM = (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea,
