@@ -29,26 +29,31 @@ class StaggeredRefresh(QObject):
     def __init__(self, parent: QObject | None = None, tick_ms: int | None = None):
         super().__init__(parent)
         self._pending: dict[Hashable, Callable[[], object]] = {}
+        self._last: set[Hashable] = set()  # the keys scheduled last, still waiting
         self._timer = QTimer(self)
         self._timer.setInterval(self.TICK_MS if tick_ms is None else tick_ms)
         self._timer.timeout.connect(self._run_one)
 
     def schedule(self, key: Hashable, update: Callable[[], object]) -> None:
+        self._last.discard(key)  # an ordinary update now, whatever it was before
         self._pending[key] = update  # a newer update of the same view replaces the older
         if not self._timer.isActive():
             self._timer.start()
 
     def schedule_last(self, key: Hashable, update: Callable[[], object]) -> None:
         """Run ``update`` once everything scheduled meanwhile has run (it is moved behind
-        whatever is scheduled before its turn comes)."""
+        whatever is scheduled before its turn comes). Among updates scheduled last, each
+        waits only for the ordinary ones: waiting for one another, two would never run."""
         def when_alone() -> None:
-            if self._pending:
+            if any(k not in self._last for k in self._pending):
                 self._pending.pop(key, None)
                 self._pending[key] = when_alone
                 return
+            self._last.discard(key)
             update()
         self._pending.pop(key, None)
         self.schedule(key, when_alone)
+        self._last.add(key)
 
     def on(self, signal, update: Callable[[], object]) -> None:
         """Run ``update`` (keyed by itself) in a turn of its own each time ``signal`` fires."""
@@ -57,6 +62,7 @@ class StaggeredRefresh(QObject):
     def cancel(self, key: Hashable) -> None:
         """Forget what ``key`` was waiting to do (its view has just done it itself)."""
         self._pending.pop(key, None)
+        self._last.discard(key)
 
     def pending(self, key: Hashable) -> bool:
         return key in self._pending
@@ -74,6 +80,7 @@ class StaggeredRefresh(QObject):
     def stop(self) -> None:
         """Drop what is waiting (the views are going)."""
         self._pending.clear()
+        self._last.clear()
         self._timer.stop()
 
     def _run_one(self) -> None:
