@@ -56,6 +56,23 @@ def test_every_stage_and_tensor_has_a_row_with_its_dims_and_numbers(qtbot, contr
         == [dim_color(d).lower() for d in ("B", "T", "H", "d_k")]
 
 
+def test_latent_attention_s_own_dims_take_the_colours_the_diagram_gives_them(qtbot, make_controller):
+    """One colour rule in every panel: d_v reads as d_k's kin, H·d_v as D's, in the table
+    as in the stage diagram (it was grey here while the diagram drew it in d_k's colour)."""
+    mla = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu", mla=True, kv_lora_rank=16,
+                    q_lora_rank=24, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=12,
+                    positions="rope")
+    table = show(qtbot, ShapesTable(make_controller(mla)))
+    model = table.shapes_model
+    colours = {}
+    for stage, tensor in (("weighted_sum", "context"), ("merge", "merged")):
+        chips = model.index(model.row_of(stage, tensor), COLUMNS.index("Dims")).data(CHIPS_ROLE)
+        colours.update({label: bg.name() for label, bg, _ in chips})
+    assert colours["d_v"] == dim_color("d_k").lower()
+    assert colours["H·d_v"] == dim_color("D").lower()
+    assert colours["B"] == dim_color("B").lower()
+
+
 def test_the_attention_matrices_are_marked_as_the_quadratic_term(qtbot, controller):
     table = show(qtbot, ShapesTable(controller))
     for stage, tensor in (("scores", "scores"), ("softmax", "weights")):

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.display.colors import dim_color, ink_on
+from mha_explorer.core.display.colors import ink_on, relative_dim_color
 from mha_explorer.core.plan.build import Plan
 from mha_explorer.core.text.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.qt.controller import Controller
@@ -41,10 +41,11 @@ CHIP_GAP = 3
 
 
 def chips(dims: tuple[str, ...], labels: tuple[str, ...]) -> tuple:
-    """Each label on a chip in its dim's colour, so names and sizes line up by colour."""
+    """Each label on a chip in its dim's colour, so names and sizes line up by colour; a
+    variant's own dim (latent attention's d_v) in its MHA relative's, as the diagram draws it."""
     out = []
     for d, label in zip(dims, labels, strict=True):
-        background = QColor(dim_color(d))
+        background = QColor(relative_dim_color(d))
         out.append((label, background, QColor(ink_on(background.name()))))
     return tuple(out)
 
