@@ -20,11 +20,18 @@ def test_closing_the_window_cancels_a_running_tiles_job_and_stops_the_thread(mak
     gen.tabs.setCurrentIndex(1)
     gen.br_spin.setValue(1)
     gen.bc_spin.setValue(1)
-    # under way: it has said how far it got, and it is the newest tiles job
-    with qtbot.waitSignal(jobs.progressed, timeout=WAIT_MS,
-                          check_params_cb=lambda p: p.kind == JobKind.tiles):
+    # under way: the job that says how far it got is the one running (a newer request, queued
+    # by the second spin box's edit meanwhile, never runs once the window closes)
+    running: list[int] = []
+
+    def tiles_progress(p) -> bool:
+        if p.kind == JobKind.tiles:
+            running.append(p.id)
+        return bool(running)
+
+    with qtbot.waitSignal(jobs.progressed, timeout=WAIT_MS, check_params_cb=tiles_progress):
         pass
-    tiles = (JobKind.tiles, jobs.latest(JobKind.tiles))
+    tiles = (JobKind.tiles, running[-1])
     window.close()
     assert not window.controller.is_running()
     # the answer crosses the event loop
