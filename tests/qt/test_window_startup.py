@@ -175,3 +175,57 @@ def test_the_command_line_reaches_the_window_without_numpy_torch_or_qt(tmp_path)
                          env=dict(os.environ, PYTHONPATH=path), cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+# the window's first paint, then the event loop for a while: what was built, and when
+BEHIND_TABS = r"""
+import json, sys, time
+from PySide6.QtCore import QEvent, QObject
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.qt.shell.app import application, build_window
+from mha_explorer.qt.shell.main_window import BEHIND_TABS
+MODULES = ("mha_explorer.qt.panels.parameters", "mha_explorer.qt.decode.generation_panel",
+           "mha_explorer.qt.trained.layers_panel", "importlib.metadata")
+app = application()
+window = build_window(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"))
+report = {}
+
+def state():
+    return {"behind tabs, not built": sorted(set(BEHIND_TABS) & set(window.shell.waiting())),
+            "loaded": sorted(m for m in MODULES if m in sys.modules),
+            "panels": sorted(window.docks[k].widget().objectName() for k in BEHIND_TABS)}
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and "painted" not in report:
+            report["painted"] = state()
+        return False
+
+spy = FirstPaint()
+window.installEventFilter(spy)
+window.show()
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and (set(BEHIND_TABS) & set(window.shell.waiting())
+                                       or "painted" not in report):
+    app.processEvents()
+report["after"] = state()
+print(json.dumps(report))
+window.controller.shutdown()
+"""
+
+
+def test_the_panels_behind_tabs_are_built_after_the_first_paint(tmp_path):
+    """Parameters, Layers and Generation start behind other tabs: the first frame does not
+    wait for them (nor for the install records the weights choice reads), and they are
+    ready moments later, without being asked for."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    out = subprocess.run([sys.executable, "-c", BEHIND_TABS], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=path, HOME=str(tmp_path)), cwd=tmp_path,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["painted"]["behind tabs, not built"] == ["generation", "layers", "params"]
+    assert report["painted"]["loaded"] == []
+    assert report["after"]["behind tabs, not built"] == []
+    assert report["after"]["panels"] == ["generation_panel", "layers_panel", "parameters_scroll"]
+    assert "importlib.metadata" in report["after"]["loaded"]  # the weights choice has looked

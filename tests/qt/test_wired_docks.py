@@ -86,14 +86,16 @@ def test_clicking_a_grid_cell_opens_that_layer_and_head(trained_window, qtbot):
     qtbot.waitUntil(lambda: ranking.layer == 4 and ranking.rowCount() == 12, timeout=WAIT_MS)
 
 
-def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_controller, monkeypatch,
+def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_window, monkeypatch,
                                                                           qtbot):
+    """Found out after the window's first paint (the install records are read then)."""
     monkeypatch.setattr(weights_module.runtime, "is_available",
                         lambda model: (False, f"{model.name} needs the package; run: pip install x"))
-    panel = weights_module.WeightsPanel(make_controller(wait=False))
-    qtbot.addWidget(panel)
+    window = make_window(wait=False)
+    panel = window.weights_panel
     item = panel.combo.model().item(panel.combo.findData("minilm-l6"))
-    assert not item.isEnabled()
+    qtbot.waitUntil(lambda: not item.isEnabled(), timeout=WAIT_MS)
+    assert item.toolTip().endswith("run: pip install x")
     assert 'pip install "mha-explorer[trained]"' in panel.note.text()
     assert not panel.layer_spin.isEnabled()
 

@@ -3,8 +3,9 @@
 Choosing a trained model gives the config its shape (config.rules.trained_fields, through
 core.edits as every edit goes), reads the sentence as the model's own tokens, and switches
 off the configuration controls that would change that shape, with a note saying why. A model
-whose package is not installed is offered disabled, with how to add it. A Lab run opened in
-the stage view shows here as the source in use, and choosing random leaves it.
+whose package is not installed is offered disabled, with how to add it (found out after the
+window's first paint: the install records take a few tens of milliseconds to read). A Lab run
+opened in the stage view shows here as the source in use, and choosing random leaves it.
 """
 
 from __future__ import annotations
@@ -63,8 +64,7 @@ class WeightsPanel(QWidget):
         self._controller = controller
         self._controls = controls
         self._syncing = False
-        self._availability = {key: runtime.is_available(m) for key, m in MODELS.items()}
-        self.available = any(ok for ok, _ in self._availability.values())
+        self._availability: dict[str, tuple[bool, str]] | None = None  # learn_availability
 
         self.combo = QComboBox()
         self.combo.setObjectName("weights_choice")
@@ -98,11 +98,6 @@ class WeightsPanel(QWidget):
 
         items = self.combo.model()
         if isinstance(items, QStandardItemModel):
-            for row, (_, key) in enumerate(CHOICES):
-                ok, why = self._availability.get(key, (True, ""))
-                if not ok:
-                    items.item(row).setEnabled(False)
-                    items.item(row).setToolTip(why)
             # a Lab run is opened from the Lab (its "Open in stage view"), not chosen here
             items.item(len(CHOICES) - 1).setEnabled(False)
             items.item(len(CHOICES) - 1).setToolTip("Open a trained run from the Lab (Ctrl+L)")
@@ -110,6 +105,26 @@ class WeightsPanel(QWidget):
         self.layer_spin.valueChanged.connect(self._on_layer)
         controller.config_changed.connect(self._on_config)  # after the controls' own sync
         self._on_config(controller.config)
+
+    @property
+    def available(self) -> bool:
+        """Some trained model's package is installed."""
+        return any(ok for ok, _ in self.learn_availability().values())
+
+    def learn_availability(self) -> dict[str, tuple[bool, str]]:
+        """Which models' packages are installed (read once): a missing one is offered
+        disabled, its tip saying how to add it. Until asked, every model is offered, and
+        choosing a missing one is refused with the same words."""
+        if self._availability is None:
+            self._availability = {key: runtime.is_available(m) for key, m in MODELS.items()}
+            items = self.combo.model()
+            for row, (_, key) in enumerate(CHOICES):
+                ok, why = self._availability.get(key, (True, ""))
+                if not ok and isinstance(items, QStandardItemModel):
+                    items.item(row).setEnabled(False)
+                    items.item(row).setToolTip(why)
+            self._sync(self._controller.config)  # the note names how to add one when none is
+        return self._availability
 
     # edits -----------------------------------------------------------------------
     def choose(self, weights: str) -> bool:
@@ -181,7 +196,7 @@ class WeightsPanel(QWidget):
             self._say(trained_note(model, cfg.layer))
         elif cfg.weights == LAB:
             self._say(LAB_NOTE)
-        elif self.available:
+        elif self._availability is None or self.available:
             self._say(RANDOM_NOTE)
         else:
             hints = "; ".join(m.distribution.install_hint for m in MODELS.values())

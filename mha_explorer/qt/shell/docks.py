@@ -1,5 +1,6 @@
 """The docks of the main window, owned in one place: making them, their title bars, the names
-of Qt's own buttons on them, and the room the tall docks borrow while in front.
+of Qt's own buttons on them, the room the tall docks borrow while in front, and the docks
+whose panels are built only when first needed.
 
 The window, the wired docks (Weights, Layers, Generation), the Lab and the presentation
 mode all go through this object instead of reaching into the window's own attributes.
@@ -7,14 +8,18 @@ mode all go through this object instead of reaching into the window's own attrib
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractButton, QDockWidget, QMainWindow, QWidget
+from collections.abc import Callable
+
+import shiboken6
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow, QWidget
 
 
 class DockShell:
-    """``docks`` by key (stable names for saveState); ``add`` makes one; ``set_title_bars``
-    hides or restores every title bar; ``room_before`` and ``placing`` belong to the tall
-    docks' borrowing of height (qt/shell/wired_docks.py)."""
+    """``docks`` by key (stable names for saveState); ``add`` makes one; ``add_later`` makes one
+    whose panel is built on first need (``built``); ``set_title_bars`` hides or restores every
+    title bar; ``room_before`` and ``placing`` belong to the tall docks' borrowing of height
+    (qt/shell/wired_docks.py)."""
 
     def __init__(self, window: QMainWindow) -> None:
         self.window = window
@@ -22,6 +27,7 @@ class DockShell:
         self._bare_titles: dict[str, QWidget] = {}
         self.room_before: int | None = None  # the bottom row's height before a tall dock borrowed
         self.placing = False  # a layout is being made: it chooses its own sizes
+        self._builders: dict[str, Callable[[], QWidget]] = {}  # docks still showing a placeholder
 
     def add(self, key: str, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self.window)
@@ -34,6 +40,42 @@ class DockShell:
         self.docks[key] = dock
         self.describe_buttons(dock)
         return dock
+
+    def add_later(self, key: str, title: str, build: Callable[[], QWidget], area: Qt.DockWidgetArea,
+                  *, waiting: str = "", when_shown: bool = True) -> QDockWidget:
+        """A dock that shows ``waiting`` until its panel is needed: ``built(key)`` makes it
+        (``build()``, once), and so does the dock coming into sight when ``when_shown``. Every
+        panel built with the window is more of the start-up before its first paint; one that
+        starts hidden behind a tab can wait."""
+        placeholder = QLabel(waiting, wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter)
+        dock = self.add(key, title, placeholder, area)
+        self._builders[key] = build
+        if when_shown:
+            # a tab is shown for a moment while the window arranges its docks: build only when
+            # the dock is still in sight once the event loop comes back
+            dock.visibilityChanged.connect(
+                lambda visible: visible and QTimer.singleShot(0, lambda: self._build_if_shown(key)))
+        return dock
+
+    def built(self, key: str) -> QWidget:
+        """The dock's panel, built now if it was waiting."""
+        build = self._builders.pop(key, None)
+        dock = self.docks[key]
+        if build is not None:
+            placeholder = dock.widget()
+            dock.setWidget(build())
+            placeholder.deleteLater()
+        return dock.widget()
+
+    def waiting(self) -> list[str]:
+        """The docks whose panels are not built yet."""
+        return list(self._builders)
+
+    def _build_if_shown(self, key: str) -> None:
+        dock = self.docks[key]
+        if (key in self._builders and shiboken6.isValid(dock) and dock.isVisible()
+                and not dock.visibleRegion().isEmpty()):
+            self.built(key)
 
     @staticmethod
     def describe_buttons(dock: QDockWidget) -> None:

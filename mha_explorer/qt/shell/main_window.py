@@ -18,15 +18,13 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QLabel, QMainWindow, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QMainWindow, QWidget
 
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
-from mha_explorer.qt.panels.parameters import ParamsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
-from mha_explorer.qt.shell.about_dialog import AboutDialog
 from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.docks import DockShell
 from mha_explorer.qt.shell.help_dialog import HelpDialog
@@ -42,8 +40,11 @@ from mha_explorer.qt.stage.stage_view import StageView
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
+    from mha_explorer.qt.shell.about_dialog import AboutDialog
 
 WINDOW_TITLE = "MHA Explorer"
+# the docks that start behind another tab: their panels are built after the first paint
+BEHIND_TABS = ("params", "layers", "generation")
 HEADS_MODULE = "mha_explorer.qt.heads.heads_panel"  # with pyqtgraph and numpy under it
 
 
@@ -64,23 +65,20 @@ class MainWindow(QMainWindow):
         self.controls = ControlsPanel(controller)
         self.stepper = StageStepper(controller)
         self.shapes = ShapesTable(controller)
-        self.params = ParamsPanel(controller)
-        # pyqtgraph takes a good part of a second to import: the heads panel is built
-        # when the first trace arrives (or when asked for), after the window is up
-        self._heatmaps = None
-        self._heads_placeholder = QLabel("The heads appear after the first computation…", wordWrap=True,
-                                         alignment=Qt.AlignmentFlag.AlignCenter)
-        controller.trace_ready.connect(self._build_heatmaps)
         self.status_view = StatusBarView(controller, self.statusBar())
 
         self.shell = DockShell(self)  # every dock is made and held there
         self.docks = self.shell.docks
         self._dock("stages", "Stages", self.stepper, Qt.DockWidgetArea.TopDockWidgetArea)
         self._dock("controls", "Configuration", config_page(self), Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("heatmaps", "Heads", self._heads_placeholder, Qt.DockWidgetArea.RightDockWidgetArea)
+        # pyqtgraph takes a good part of a second to import: the heads panel is built
+        # when the first trace arrives (or when asked for), after the window is up
+        self.shell.add_later("heatmaps", "Heads", self._make_heatmaps, Qt.DockWidgetArea.RightDockWidgetArea,
+                             waiting="The heads appear after the first computation…", when_shown=False)
+        controller.trace_ready.connect(self._build_heatmaps)
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("params", "Parameters && memory", parameters_page(self),
-                   Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.shell.add_later("params", "Parameters && memory", lambda: parameters_page(self),
+                             Qt.DockWidgetArea.BottomDockWidgetArea, waiting="Opening the parameters…")
         add_wired_docks(self)  # Weights, Layers, Generation
         self.lab = LabDock(self)  # the head lab: a tab among the tables, built when first shown
 
@@ -88,6 +86,7 @@ class MainWindow(QMainWindow):
         self.help_dialog: HelpDialog | None = None
         self._presenter = Presenter(self)
         self._default_layout_pending = False
+        self._painted = False
         self._placed = False  # a saved geometry was restored: the window goes where it was
         app = QApplication.instance()
         self._app_look = (app.palette(), app.styleSheet())  # given back when the window closes
@@ -177,6 +176,20 @@ class MainWindow(QMainWindow):
             self._default_layout_pending = False
             self.apply_default_layout()
 
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if not self._painted:
+            self._painted = True
+            self._after_first_paint()
+
+    def _after_first_paint(self) -> None:
+        """What the first frame can do without, each in an event-loop turn of its own."""
+        later = self.controller.later
+        later.schedule("weights_available", self.weights_panel.learn_availability)
+        for key in BEHIND_TABS:
+            if key in self.shell.waiting():
+                later.schedule(("build", key), lambda k=key: self.shell.built(k))
+
     # look ---------------------------------------------------------------------------
     @property
     def theme(self) -> Theme:
@@ -245,6 +258,8 @@ class MainWindow(QMainWindow):
         return self.help_dialog
 
     def show_about(self) -> AboutDialog:
+        from mha_explorer.qt.shell.about_dialog import AboutDialog  # the install records: when asked
+
         dialog = AboutDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
@@ -296,26 +311,48 @@ class MainWindow(QMainWindow):
         thread: the first trace then finds pyqtgraph and numpy loaded instead of stopping the
         event loop to import them (about a second on two busy cores) before the heatmaps show.
         Only classes are defined there; the panel itself is built on the GUI thread."""
-        if self._heatmaps is None and HEADS_MODULE not in sys.modules:
+        if "heatmaps" in self.shell.waiting() and HEADS_MODULE not in sys.modules:
             threading.Thread(target=_import_quietly, args=(HEADS_MODULE,),
                              name="mha-explorer-preload", daemon=True).start()
 
     @property
     def heatmaps(self):
         """The HeatmapPanel, built on first use."""
-        if self._heatmaps is None:
-            from mha_explorer.qt.heads.heads_panel import HeatmapPanel  # HEADS_MODULE
-
-            self._heatmaps = HeatmapPanel(self.controller)
-            self.docks["heatmaps"].setWidget(self._heatmaps)
-            self._heads_placeholder.deleteLater()
+        if "heatmaps" in self.shell.waiting():
+            self.shell.built("heatmaps")
             self.controller.trace_ready.disconnect(self._build_heatmaps)
             if self.controller.trace is not None:
-                self._heatmaps.refresh()
-        return self._heatmaps
+                self.docks["heatmaps"].widget().refresh()
+        return self.docks["heatmaps"].widget()
+
+    def _make_heatmaps(self) -> QWidget:
+        from mha_explorer.qt.heads.heads_panel import HeatmapPanel  # HEADS_MODULE
+
+        return HeatmapPanel(self.controller)
 
     def _build_heatmaps(self, _trace: Trace | None = None) -> None:
         self.heatmaps  # noqa: B018 - the property builds it
+
+    # the panels built after the first paint ----------------------------------------------
+    @property
+    def params(self):
+        """The ParamsPanel (on the parameters page, built on first use)."""
+        self.shell.built("params")
+        return self.params_panel
+
+    @property
+    def kv_compare(self):
+        """The KV-cache comparison (on the parameters page, built on first use)."""
+        self.shell.built("params")
+        return self.kv_table
+
+    @property
+    def layers_panel(self):
+        return self.shell.built("layers")
+
+    @property
+    def generation_panel(self):
+        return self.shell.built("generation")
 
     # persistence ---------------------------------------------------------------
     def _remember_config(self, cfg) -> None:

@@ -1,6 +1,7 @@
 """What the window adds for the variants and the head lab: the variant fields under the
-configuration, the KV-cache comparison beside the parameters, and the Lab page as a dock
-of its own (built the first time it is shown: its worker thread loads torch).
+configuration, the parameters page (the counts and the KV-cache comparison, built after the
+window's first paint: it starts as a tab behind the shapes), and the Lab page as a dock of its
+own (built the first time it is shown: its worker thread loads torch).
 
 The lab's "open in stage view" goes through the controller's one edit path, so the lab
 model's layer runs through the engine with the "lab" weight source like any other config.
@@ -10,11 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSplitter, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QToolButton, QVBoxLayout, QWidget
 
-from mha_explorer.qt.panels.kv_compare import KVCompareTable
 from mha_explorer.qt.panels.variant_fields import VariantFields
 from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.shell.layouts import bring_to_front
@@ -60,9 +60,13 @@ def config_page(window: MainWindow) -> QWidget:
 
 def parameters_page(window: MainWindow) -> QScrollArea:
     """The parameter and memory arithmetic, then the KV-cache comparison of the variants."""
-    window.kv_compare = KVCompareTable(window.controller)
-    window.kv_compare.setMinimumHeight(220)
-    return scrolled(window.params, window.kv_compare, name="parameters_scroll")
+    from mha_explorer.qt.panels.kv_compare import KVCompareTable
+    from mha_explorer.qt.panels.parameters import ParamsPanel
+
+    window.params_panel = ParamsPanel(window.controller)
+    window.kv_table = KVCompareTable(window.controller)
+    window.kv_table.setMinimumHeight(220)
+    return scrolled(window.params_panel, window.kv_table, name="parameters_scroll")
 
 
 class LabDock:
@@ -72,35 +76,28 @@ class LabDock:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         self.page = None
-        self.placeholder = QLabel("The head lab loads when this panel is first shown…")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)  # never wider than the dock it waits in
-        self.dock = window.shell.add("lab", "Lab", self.placeholder, Qt.DockWidgetArea.BottomDockWidgetArea)
-        # a tab is shown for a moment while the window arranges its docks: build only
-        # when the lab is still in sight once the event loop comes back
-        self.dock.visibilityChanged.connect(
-            lambda visible: visible and QTimer.singleShot(0, self._build_if_shown))
+        # built when the lab comes into sight (its worker thread loads torch), never before
+        self.dock = window.shell.add_later(
+            "lab", "Lab", self._make_page, Qt.DockWidgetArea.BottomDockWidgetArea,
+            waiting="The head lab loads when this panel is first shown…")
         # docked again by any route (its button, a layout reset): the usual dock title back
         self.dock.topLevelChanged.connect(
             lambda floating: floating or self.dock.setTitleBarWidget(None))
 
-    def _build_if_shown(self) -> None:
-        if self.dock.isVisible() and not self.dock.visibleRegion().isEmpty():
-            self.build()
+    def _make_page(self) -> QScrollArea:
+        from mha_explorer.qt.lab.page import LabPage  # pyqtgraph and the lab worker
+
+        self.page = LabPage()
+        self.page.setObjectName("lab_page")
+        self.page.stage_view_requested.connect(self.open_in_stage_view)
+        self.page.status_message.connect(
+            lambda text: self.window.statusBar().showMessage(text, 10_000))
+        # scrolls in a short dock rather than holding the panels under the stage tall
+        return scrolled(self.page, name="lab_scroll", stretch=False, sideways=True)
 
     def build(self):
         """The LabPage, made on first use and wired to the window."""
-        if self.page is None:
-            from mha_explorer.qt.lab.page import LabPage  # pyqtgraph and the lab worker
-
-            self.page = LabPage()
-            self.page.setObjectName("lab_page")
-            self.page.stage_view_requested.connect(self.open_in_stage_view)
-            self.page.status_message.connect(
-                lambda text: self.window.statusBar().showMessage(text, 10_000))
-            # scrolls in a short dock rather than holding the panels under the stage tall
-            self.dock.setWidget(scrolled(self.page, name="lab_scroll", stretch=False, sideways=True))
-            self.placeholder.deleteLater()
+        self.window.shell.built("lab")
         return self.page
 
     def show(self) -> None:

@@ -1,9 +1,11 @@
 """The Weights, Layers and Generation docks, and where the window's layouts put them.
 
-``add_wired_docks`` builds them (before the menus, so the View menu lists them
-with their Alt+number); ``place_wired_docks`` runs inside each layout: Weights
-above the Configuration, Layers a tab beside the Heads, Generation a tab beside
-the tables. Their torch work shares the controller's worker thread.
+``add_wired_docks`` makes them (before the menus, so the View menu lists them
+with their Alt+number); Layers and Generation start behind other tabs, so their
+panels are built after the window's first paint (or when first needed).
+``place_wired_docks`` runs inside each layout: Weights above the Configuration,
+Layers a tab beside the Heads, Generation a tab beside the tables. Their torch
+work shares the controller's worker thread.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 
-from mha_explorer.qt.decode.generation_panel import GenerationPanel
 from mha_explorer.qt.panels.weights import WeightsPanel
-from mha_explorer.qt.trained.layers_panel import LayersPanel
 
 if TYPE_CHECKING:
+    from mha_explorer.qt.decode.generation_panel import GenerationPanel
     from mha_explorer.qt.shell.main_window import MainWindow
+    from mha_explorer.qt.trained.layers_panel import LayersPanel
 
 WEIGHTS_HEIGHT = 120
 PLACING_MS = 200
@@ -31,16 +33,27 @@ WIRED_DOCKS = ("weights", "layers", "generation")
 def add_wired_docks(window: MainWindow) -> None:
     c = window.controller
     window.weights_panel = WeightsPanel(c, window.controls)
-    window.layers_panel = LayersPanel(c, c.jobs, open_head=lambda h: window.heatmaps.open_head(h))
-    window.generation_panel = GenerationPanel(c, c.jobs)
     left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     shell = window.shell
     shell.add("weights", "Weights", window.weights_panel, left)
     shell.room_before = None
-    for key, title, panel in (("layers", "Layers", window.layers_panel),
-                              ("generation", "Generation", window.generation_panel)):
-        dock = shell.add(key, title, panel, bottom)
+    for key, title, build in (("layers", "Layers", lambda: layers_panel(window)),
+                              ("generation", "Generation", lambda: generation_panel(window))):
+        dock = shell.add_later(key, title, build, bottom, waiting=f"Opening {title}…")
         dock.visibilityChanged.connect(lambda shown, k=key: _make_room(window, k, shown))
+
+
+def layers_panel(window: MainWindow) -> LayersPanel:
+    from mha_explorer.qt.trained.layers_panel import LayersPanel
+
+    c = window.controller
+    return LayersPanel(c, c.jobs, open_head=lambda h: window.heatmaps.open_head(h))
+
+
+def generation_panel(window: MainWindow) -> GenerationPanel:
+    from mha_explorer.qt.decode.generation_panel import GenerationPanel
+
+    return GenerationPanel(window.controller, window.controller.jobs)
 
 
 def _make_room(window: MainWindow, key: str, shown: bool) -> None:
