@@ -100,6 +100,24 @@ def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_wi
     assert not panel.layer_spin.isEnabled()
 
 
+def test_a_model_chosen_before_its_package_is_looked_up_is_refused_with_the_fix(make_controller,
+                                                                                  monkeypatch, qtbot):
+    """Until the window has looked the packages up every model is offered; choosing a missing
+    one says how to add it and keeps the weights as they were."""
+    from mha_explorer.core.config import ConfigError
+
+    def missing(_model, _tokens):
+        raise ConfigError("weights", "MiniLM needs the package; run: pip install x")
+
+    monkeypatch.setattr(weights_module.runtime, "as_pieces", missing)
+    panel = weights_module.WeightsPanel(make_controller(wait=False))
+    qtbot.addWidget(panel)
+    assert panel.combo.model().item(panel.combo.findData("minilm-l6")).isEnabled()
+    assert not panel.choose("minilm-l6")
+    assert panel.note.text().endswith("run: pip install x")
+    assert panel.combo.currentData() == "random"
+
+
 def test_the_decode_dock_steps_with_the_stage_keys_when_focused(make_window, qtbot):
     window = make_window()
     gen = window.generation_panel

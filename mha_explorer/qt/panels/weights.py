@@ -139,13 +139,13 @@ class WeightsPanel(QWidget):
             else:
                 changes = {"weights": RANDOM, "weights_path": None}
         except ConfigError as err:
+            self._sync(cfg)  # the choice back to the weights in use, then why (syncing rewrites the note)
             self._say(err.message)
-            self._sync(cfg)
             return False
         if not self._controller.update(**changes):
             error = self._controller.error
-            self._say(error.message if error is not None else "those weights do not fit")
             self._sync(self._controller.config)
+            self._say(error.message if error is not None else "those weights do not fit")
             return False
         return True
 
