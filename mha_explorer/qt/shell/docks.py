@@ -14,6 +14,24 @@ import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow, QWidget
 
+QT_PARTS = {  # object name: (accessible name, tool tip)
+    "qt_menubar_ext_button": ("More menus", "Menus that do not fit the window"),
+    "ScrollLeftButton": ("Earlier tabs", "Show the tabs to the left"),
+    "ScrollRightButton": ("Later tabs", "Show the tabs to the right"),
+    "qt_tableview_cornerbutton": ("Select all", "Select the whole table"),
+}
+
+
+def name_qt_parts(root: QWidget) -> None:
+    """Name the buttons Qt makes on its own under ``root`` (the menu bar's overflow arrow,
+    the scroll arrows of tab bars, a table's corner), which carry no names or tips."""
+    for button in root.findChildren(QAbstractButton):
+        name, tip = QT_PARTS.get(button.objectName(), ("", ""))
+        if name and not button.accessibleName():
+            button.setAccessibleName(name)
+        if tip and not button.toolTip():
+            button.setToolTip(tip)
+
 
 class DockShell:
     """``docks`` by key (stable names for saveState); ``add`` makes one; ``add_later`` makes one
@@ -65,6 +83,7 @@ class DockShell:
             placeholder = dock.widget()
             dock.setWidget(build())
             placeholder.deleteLater()
+            name_qt_parts(dock.widget())
         return dock.widget()
 
     def waiting(self) -> list[str]:

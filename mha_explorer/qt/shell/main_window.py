@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QAbstractButton, QApplication, QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
@@ -26,7 +26,7 @@ from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
 from mha_explorer.qt.shell.compute_gate import ComputeGate
-from mha_explorer.qt.shell.docks import DockShell
+from mha_explorer.qt.shell.docks import DockShell, name_qt_parts
 from mha_explorer.qt.shell.help_dialog import HelpDialog
 from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
@@ -111,21 +111,9 @@ class MainWindow(QMainWindow):
         return self.shell.add(key, title, widget, area)
 
     def describe_qt_parts(self) -> None:
-        """Name the buttons Qt makes on its own (the menu bar's overflow arrow, the
-        scroll arrows of dock tab bars, a table's corner), which carry no names or
-        tips. Tab bars appear when docks are tabbed, so this runs after each layout."""
-        parts = {
-            "qt_menubar_ext_button": ("More menus", "Menus that do not fit the window"),
-            "ScrollLeftButton": ("Earlier tabs", "Show the tabs to the left"),
-            "ScrollRightButton": ("Later tabs", "Show the tabs to the right"),
-            "qt_tableview_cornerbutton": ("Select all", "Select the whole table"),
-        }
-        for button in self.findChildren(QAbstractButton):
-            name, tip = parts.get(button.objectName(), ("", ""))
-            if name and not button.accessibleName():
-                button.setAccessibleName(name)
-            if tip and not button.toolTip():
-                button.setToolTip(tip)
+        """Name the buttons Qt makes on its own (see shell.docks.name_qt_parts). Tab bars
+        appear when docks are tabbed, so this runs after each layout."""
+        name_qt_parts(self)
 
     def apply_default_layout(self) -> None:
         """The everyday layout (first launch and "reset layout"): see shell.layouts."""
