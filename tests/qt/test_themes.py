@@ -157,3 +157,28 @@ def test_switching_the_theme_keeps_the_one_style_it_installed(qapp, monkeypatch)
         qapp.setStyleSheet(sheet)
         qapp.setPalette(palette)
     assert len(made) <= 1
+
+
+def test_every_check_box_grows_with_projector_type(qtbot, make_window):
+    """At 20-point type a fixed 13-pixel box is lost beside its label: in the window and in
+    the export dialog each check box's box is at least 0.8 of its text's height."""
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
+
+    from mha_explorer.qt.shell.export_dialog import ExportDialog
+
+    window = make_window(wait=False)
+    font = QApplication.font()
+    QApplication.setFont(QFont(font.family(), 26))
+    try:
+        dialog = ExportDialog(window._export_folder(), window)
+        qtbot.addWidget(dialog)
+        boxes = window.findChildren(QCheckBox) + dialog.findChildren(QCheckBox)
+        assert len(boxes) >= 6  # cross, causal, bias, the variant switches, the export's
+        for box in boxes:
+            option = QStyleOptionButton()
+            box.initStyleOption(option)
+            square = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+            assert min(square.width(), square.height()) >= 0.8 * box.fontMetrics().height() - 1, box.text()
+    finally:
+        QApplication.setFont(font)

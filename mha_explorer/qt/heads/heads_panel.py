@@ -37,6 +37,7 @@ from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, THUMB_MIN_PX, columns_
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
+from mha_explorer.qt.shell.theme import grows_with_text
 from mha_explorer.qt.stage.stage_notes import weights_note
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.tensor_combo = QComboBox()
         self.tensor_combo.addItems(["Q", "K", "V"])
         self.tensor_combo.setToolTip("the projection shown at project, view and transpose")
-        self.stretch_check = QCheckBox("&stretch colours")
+        self.stretch_check = grows_with_text(QCheckBox("&stretch colours"))
         self.stretch_check.setToolTip(
             "colour the weights from 0 to the largest one shown instead of 0 to 1")
         self.rows_spin = QSpinBox(keyboardTracking=False)

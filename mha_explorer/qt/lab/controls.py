@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.lab.tasks import TASKS, sample_text
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.nesting import nested
+from mha_explorer.qt.shell.theme import grows_with_text
 
 SWEEP_HEADS = "1,2,4,8,16"
 SAMPLE_N, SAMPLE_VOCAB = 6, 8  # the sample line's size: short enough to read at a glance
@@ -40,7 +41,7 @@ class LabControls(QWidget):
         self.layers = tables.spin_box(1, 2, 1)
         self.steps = tables.spin_box(10, 100_000, 200)
         self.seed = tables.spin_box(0, 2**31 - 1, 0)
-        self.analyse = QCheckBox("ablate and prune after training", checked=True)
+        self.analyse = grows_with_text(QCheckBox("ablate and prune after training", checked=True))
         self.train_button, self.sweep_button = QPushButton("Train"), QPushButton("Sweep")
         self.pause_button, self.cancel_button = QPushButton("Pause", checkable=True), QPushButton("Cancel")
         self.save_button, self.load_button = QPushButton("Save run…"), QPushButton("Load run…")

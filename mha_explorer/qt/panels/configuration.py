@@ -48,6 +48,7 @@ from mha_explorer.qt.panels.config_fields import (
     spin,
 )
 from mha_explorer.qt.panels.head_sharing import show_head_sharing
+from mha_explorer.qt.shell.theme import grows_with_text
 
 
 class ControlsPanel(QWidget):
@@ -117,13 +118,13 @@ class ControlsPanel(QWidget):
         self.seq_spin = spin("seq", "Sequence length (T): query tokens per sequence; "
                              "typing a length drops the sentence", CAPS["seq"])
         self.sentence_edit, self.sentence_note = sentence_field()
-        self.cross_check = describe(QCheckBox("cross-attention"), "Cross-attention",
+        self.cross_check = describe(grows_with_text(QCheckBox("cross-attention")), "Cross-attention",
                                     "Keys and values come from a second sequence of length S")
         self.cross_check.setObjectName("cross")
         self.kv_seq_spin = spin("kv_seq", "Key/value length (S) for cross-attention",
                                 CAPS["kv_seq"])
 
-        self.causal_check = describe(QCheckBox("causal"), "Causal mask",
+        self.causal_check = describe(grows_with_text(QCheckBox("causal")), "Causal mask",
                                      "Each query sees only keys at or before its position")
         self.causal_check.setObjectName("causal")
         self.alignment_combo = describe(QComboBox(), "Causal alignment",
@@ -134,7 +135,7 @@ class ControlsPanel(QWidget):
 
     def _build_numbers(self) -> None:
         """Bias, number format, device and seed; then every field's size policy."""
-        self.bias_check = describe(QCheckBox("bias"), "Bias",
+        self.bias_check = describe(grows_with_text(QCheckBox("bias")), "Bias",
                                    "Add a learned bias to the Q, K, V and output projections")
         self.bias_check.setObjectName("bias")
         self.dtype_combo = describe(QComboBox(), "dtype", "Number format: bytes per element "

@@ -30,6 +30,7 @@ from mha_explorer.core.specs.positions import POSITION_KINDS
 from mha_explorer.core.variants.registry import FAMILIES, KINDS, changes_for, family_of
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.panels.config_fields import suggestion_name, suggestion_text
+from mha_explorer.qt.shell.theme import grows_with_text
 
 ATTENTION_KINDS = KINDS
 KIND_TIPS = {kind: tip for family in FAMILIES for kind, tip in family.kind_tips.items()}
@@ -108,7 +109,7 @@ class VariantFields(QWidget):
         self.positions_box.setToolTip("none; sinusoidal or learned (added to X); rope (turns Q and K)")
         self.spins = {name: _spin(name, special, tip)
                       for name, (_, special, tip) in {**SIZE_FIELDS, **MASK_FIELDS}.items()}
-        self.switches = {name: QCheckBox(label, objectName=f"variant_{name}", toolTip=tip)
+        self.switches = {name: grows_with_text(QCheckBox(label, objectName=f"variant_{name}", toolTip=tip))
                          for name, (label, tip) in SWITCH_FIELDS.items()}
         for name, box in self.switches.items():
             box.setAccessibleName(name)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder
 from mha_explorer.qt.shell.export import ExportOptions
+from mha_explorer.qt.shell.theme import grows_with_text
 
 SIZES = ((1920, 1080), (1280, 720), (3840, 2160), (1024, 768))
 
@@ -61,14 +62,14 @@ class ExportDialog(QDialog):
         self.format_checks = {}
         formats_row = QHBoxLayout()
         for fmt in FORMATS:
-            check = _describe(QCheckBox(fmt.upper()), f"Write {fmt.upper()}",
+            check = _describe(grows_with_text(QCheckBox(fmt.upper())), f"Write {fmt.upper()}",
                               "PNG: a picture for slides" if fmt == "png"
                               else "SVG: vector text and lines that stay sharp at any size")
             check.setChecked(True)
             self.format_checks[fmt] = check
             formats_row.addWidget(check)
-        self.tables_check = _describe(QCheckBox("shapes and parameter tables (CSV, Markdown)"),
-                                      "Write the tables",
+        tables = grows_with_text(QCheckBox("shapes and parameter tables (CSV, Markdown)"))
+        self.tables_check = _describe(tables, "Write the tables",
                                       "shapes.csv, shapes.md, params.csv and params.md")
         self.tables_check.setChecked(True)
         formats_row.addStretch(1)

@@ -11,10 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TypeVar
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
-from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QToolTip, QWidget
+from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QProxyStyle,
+    QStyle,
+    QStyleFactory,
+    QToolTip,
+    QWidget,
+)
 
 from mha_explorer import assets
 from mha_explorer.core.display import colors
@@ -220,41 +229,11 @@ def style_sheet(theme: Theme) -> str:
 
 
 class ProjectorStyle(QProxyStyle):
-    """Fusion (the style that honours a palette on every platform), with check boxes
-    and radio buttons that grow with their text: at projector type a fixed
-    13-pixel box is lost beside a 20-point label."""
-
-    INDICATORS = (QStyle.PixelMetric.PM_IndicatorWidth, QStyle.PixelMetric.PM_IndicatorHeight,
-                  QStyle.PixelMetric.PM_ExclusiveIndicatorWidth,
-                  QStyle.PixelMetric.PM_ExclusiveIndicatorHeight)
-
-    # Fusion answers these with a constant scaled to the screens' dpi, whatever the widget
-    # or option asking (qfusionstyle.cpp). With pixelMetric overridden in Python, Qt asks
-    # Python about 18,000 times while the window is built; these are two thirds of the asks,
-    # and are answered from a table instead of asking Fusion again.
-    CONSTANT = frozenset((
-        QStyle.PixelMetric.PM_DockWidgetTitleBarButtonMargin, QStyle.PixelMetric.PM_ScrollBarExtent,
-        QStyle.PixelMetric.PM_ScrollBarSliderMin, QStyle.PixelMetric.PM_HeaderMargin,
-        QStyle.PixelMetric.PM_SmallIconSize, QStyle.PixelMetric.PM_ButtonIconSize,
-        QStyle.PixelMetric.PM_SpinBoxFrameWidth, QStyle.PixelMetric.PM_SplitterWidth,
-        QStyle.PixelMetric.PM_DockWidgetTitleMargin, QStyle.PixelMetric.PM_TabBarTabVSpace,
-        QStyle.PixelMetric.PM_MenuBarPanelWidth, QStyle.PixelMetric.PM_MenuBarVMargin,
-        QStyle.PixelMetric.PM_MenuBarHMargin, QStyle.PixelMetric.PM_DefaultFrameWidth))
+    """Fusion (the style that honours a palette on every platform), with a check box's
+    outline that stays in sight on a dark window. The application's style."""
 
     def __init__(self) -> None:
         super().__init__(QStyleFactory.create("Fusion"))
-        self._constant: dict = {}  # metric -> size, while every screen has the same dpi
-        self._one_dpi = False
-        app = QGuiApplication.instance()
-        if app is not None:
-            app.screenAdded.connect(self._watch)
-            app.screenRemoved.connect(self._screens_changed)
-            for screen in QGuiApplication.screens():
-                self._watch(screen)
-
-    def _watch(self, screen) -> None:
-        screen.logicalDotsPerInchChanged.connect(self._screens_changed)
-        self._screens_changed()
 
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
@@ -267,21 +246,38 @@ class ProjectorStyle(QProxyStyle):
             painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
             painter.restore()
 
-    def _screens_changed(self, *_args) -> None:
-        """Sizes scale with a screen's dpi: the table holds only while all screens share one."""
-        self._constant.clear()
-        self._one_dpi = len({screen.logicalDotsPerInch() for screen in QGuiApplication.screens()}) == 1
+
+class IndicatorStyle(ProjectorStyle):
+    """The same, with a check box's or radio button's box growing with its text: at
+    projector type a fixed 13-pixel box is lost beside a 20-point label. Given to those
+    buttons alone (``grows_with_text``): as the application's style, Qt asked this Python
+    override for every size of every widget, about 13,000 times before the first paint
+    (some 50 ms of a start)."""
+
+    INDICATORS = (QStyle.PixelMetric.PM_IndicatorWidth, QStyle.PixelMetric.PM_IndicatorHeight,
+                  QStyle.PixelMetric.PM_ExclusiveIndicatorWidth,
+                  QStyle.PixelMetric.PM_ExclusiveIndicatorHeight)
 
     def pixelMetric(self, metric, option=None, widget=None) -> int:
-        if self._one_dpi and metric in self.CONSTANT:
-            size = self._constant.get(metric)
-            if size is None:
-                size = self._constant[metric] = super().pixelMetric(metric, option, widget)
-            return size
         size = super().pixelMetric(metric, option, widget)
         if metric in self.INDICATORS and widget is not None:
             size = max(size, round(widget.fontMetrics().height() * 0.8))
         return size
+
+
+Button = TypeVar("Button", bound=QAbstractButton)
+
+
+def grows_with_text(button: Button) -> Button:
+    """``button`` (a check box or radio button) with a box as large as its text asks for."""
+    app = QApplication.instance()
+    style = app.findChild(IndicatorStyle, "indicator_style")  # one for every button
+    if style is None:
+        style = IndicatorStyle()
+        style.setObjectName("indicator_style")
+        style.setParent(app)
+    button.setStyle(style)
+    return button
 
 
 _STYLE_MARK = "mhaExplorerProjectorStyle"  # set on the application once ProjectorStyle is its style
