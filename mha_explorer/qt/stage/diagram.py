@@ -72,6 +72,8 @@ class StageDiagram(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys belong to the stage stepper
 
         self._items: list = []
+        self._painted = False
+        self._resized = False  # the picture waits for the first paint to fit its size
         self._stage = controller.stage
         self._canvas = (0.0, 0.0)
         self._reduced_motion = False
@@ -271,11 +273,14 @@ class StageDiagram(QGraphicsView):
 
     def _redraw(self, *_args) -> None:
         """Redraw the current stage in place: new config, new trace, new size."""
+        self._resized = False
         self._fit_canvas()
         self._stage = self._controller.stage
         self._show_without_motion(self._build(self._stage))
 
     def _on_stage_changed(self, stage: str) -> None:
+        if self._resized:  # sized, not yet painted: the stage it leaves at that size first
+            self._redraw()
         self._transition.finish()
         items = self._build(stage)
         self._stage = stage
@@ -290,7 +295,17 @@ class StageDiagram(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.generic.setGeometry(self.rect())
-        self._redraw()
+        if self._painted:
+            self._redraw()
+        else:  # a window being laid out passes the view through ten sizes before its first
+            self._resized = True  # frame, and only the last one is seen: drawn at that paint
+            self.viewport().update()
+
+    def paintEvent(self, event) -> None:
+        self._painted = True
+        if self._resized:
+            self._redraw()
+        super().paintEvent(event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
