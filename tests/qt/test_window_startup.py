@@ -185,7 +185,7 @@ from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.shell.app import application, build_window
 from mha_explorer.qt.shell.main_window import BEHIND_TABS
 MODULES = ("mha_explorer.qt.panels.parameters", "mha_explorer.qt.decode.generation_panel",
-           "mha_explorer.qt.trained.layers_panel", "importlib.metadata")
+           "mha_explorer.qt.trained.layers_panel", "importlib.metadata", "psutil")
 app = application()
 window = build_window(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"))
 report = {}
@@ -206,7 +206,8 @@ window.installEventFilter(spy)
 window.show()
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline and (set(BEHIND_TABS) & set(window.shell.waiting())
-                                       or "painted" not in report):
+                                       or "painted" not in report
+                                       or not window.status_view.memory_label.text()):
     app.processEvents()
 report["after"] = state()
 print(json.dumps(report))
@@ -216,8 +217,8 @@ window.controller.shutdown()
 
 def test_the_panels_behind_tabs_are_built_after_the_first_paint(tmp_path):
     """Parameters, Layers and Generation start behind other tabs: the first frame does not
-    wait for them (nor for the install records the weights choice reads), and they are
-    ready moments later, without being asked for."""
+    wait for them (nor for the install records the weights choice reads, nor for the free
+    memory the status line shows), and they are ready moments later, without being asked for."""
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     out = subprocess.run([sys.executable, "-c", BEHIND_TABS], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=path, HOME=str(tmp_path)), cwd=tmp_path,
@@ -229,3 +230,4 @@ def test_the_panels_behind_tabs_are_built_after_the_first_paint(tmp_path):
     assert report["after"]["behind tabs, not built"] == []
     assert report["after"]["panels"] == ["generation_panel", "layers_panel", "parameters_scroll"]
     assert "importlib.metadata" in report["after"]["loaded"]  # the weights choice has looked
+    assert "psutil" in report["after"]["loaded"]  # and the memory line has read the free memory

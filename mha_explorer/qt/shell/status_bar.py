@@ -100,8 +100,7 @@ class StatusBarView(QWidget):
 
         self.device_label.setText("device: —")
         self.time_label.setText("not computed yet")
-        # after the first paint: the free-memory reading (psutil's import) is 20-30 ms of a start
-        controller.later.schedule(self._show_memory, self._show_memory)
+        self._painted = False  # the memory line is first read after the first paint
         if controller.trace is not None:
             self._show_trace(controller.trace)
         if status_bar is not None:
@@ -113,6 +112,12 @@ class StatusBarView(QWidget):
         label.setAccessibleName(name.replace("_", " "))
         label.setToolTip(tip)
         return label
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if not self._painted:  # the free-memory reading (psutil's import) is 20-30 ms of a start
+            self._painted = True
+            self._controller.later.schedule(self._show_memory, self._show_memory)
 
     # reflecting the controller ----------------------------------------------------------
     def _show_memory(self, *_) -> None:
