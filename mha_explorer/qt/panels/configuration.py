@@ -219,8 +219,9 @@ class ControlsPanel(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        # larger type (presentation mode) or a style sheet's paddings (the theme)
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+        # larger type (presentation mode) or a style sheet's paddings (the theme); a hidden
+        # form is measured as it shows (the window's theme restyles it several times first)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange) and self.isVisible():
             self._fit_width()
 
     def showEvent(self, event) -> None:

@@ -95,7 +95,7 @@ class StageDiagram(QGraphicsView):
         controller.trace_ready.connect(self._redraw)
         controller.batch_index_changed.connect(self._redraw)
         controller.head_changed.connect(self._redraw)
-        self._redraw()
+        self._resized = True  # drawn when first painted or read, at the size it then has
 
     # public ---------------------------------------------------------------------------
     @property
@@ -134,10 +134,12 @@ class StageDiagram(QGraphicsView):
         return duration_for(self._controller.speed)
 
     def items_by_key(self) -> dict[str, object]:
+        self._settle()
         return {item.key: item for item in self._items}
 
     def label_texts(self) -> list[str]:
         """Every piece of text the current stage shows (chips, captions, notes)."""
+        self._settle()
         shown = self.generic.stage if not self.generic.isHidden() else None
         if shown is not None:  # the header above or beside it has the title and formula
             blocks = [f"{b.name} {b.caption}" for b in self.generic.blocks]
@@ -279,8 +281,7 @@ class StageDiagram(QGraphicsView):
         self._show_without_motion(self._build(self._stage))
 
     def _on_stage_changed(self, stage: str) -> None:
-        if self._resized:  # sized, not yet painted: the stage it leaves at that size first
-            self._redraw()
+        self._settle()  # sized, not yet painted: the stage it leaves at that size first
         self._transition.finish()
         items = self._build(stage)
         self._stage = stage
@@ -303,9 +304,13 @@ class StageDiagram(QGraphicsView):
 
     def paintEvent(self, event) -> None:
         self._painted = True
+        self._settle()
+        super().paintEvent(event)
+
+    def _settle(self) -> None:
+        """Draw the picture for the current size if it is still waiting for its first paint."""
         if self._resized:
             self._redraw()
-        super().paintEvent(event)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
