@@ -77,6 +77,8 @@ class CodePanel(QPlainTextEdit):
         self._controller = controller
         self._ranges: dict[str, tuple[int, int]] = {}
         self._lines: tuple[int, int] = (0, 0)
+        self._painted = False
+        self._fit_waiting = False  # the type is chosen at the first paint, at the shown width
         self.setObjectName("codePanel")
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -111,6 +113,7 @@ class CodePanel(QPlainTextEdit):
                 for sel in self.extraSelections()]
 
     def point_size(self) -> float:
+        self._settle()
         return self.font().pointSizeF()
 
     def refit(self) -> None:
@@ -128,7 +131,13 @@ class CodePanel(QPlainTextEdit):
     def _fit_width(self) -> None:
         """Pick the largest type (within limits) at which the longest line fits, so
         the code never needs a horizontal scroll bar; when even the smallest type is
-        too wide (a narrow panel, or presentation type), long lines wrap instead."""
+        too wide (a narrow panel, or presentation type), long lines wrap instead.
+        Before the first paint only noted: a window being laid out passes the panel
+        through many widths, each fit measuring every line at several sizes."""
+        if not self._painted:
+            self._fit_waiting = True
+            return
+        self._fit_waiting = False
         lines = self.toPlainText().splitlines() or [""]
         room = self.viewport().width() - 2 * self.document().documentMargin() - 8
         low, high = self.type_limits()
@@ -209,6 +218,18 @@ class CodePanel(QPlainTextEdit):
         super().resizeEvent(event)
         self._fit_width()
         self._scroll_to(*self._lines, force=True)
+
+    def paintEvent(self, event) -> None:
+        self._painted = True
+        self._settle()
+        super().paintEvent(event)
+
+    def _settle(self) -> None:
+        """The fit put off until the first paint, now."""
+        if self._fit_waiting:
+            self._painted = True
+            self._fit_width()
+            self._scroll_to(*self._lines, force=True)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
