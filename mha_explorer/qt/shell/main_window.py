@@ -27,8 +27,6 @@ from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
 from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.docks import DockShell, name_qt_parts
-from mha_explorer.qt.shell.help_dialog import HelpDialog
-from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 from mha_explorer.qt.shell.menus import build_menus
 from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter, fit_on_screen
 from mha_explorer.qt.shell.settings import Preferences
@@ -41,6 +39,8 @@ from mha_explorer.qt.stage.stage_view import StageView
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
     from mha_explorer.qt.shell.about_dialog import AboutDialog
+    from mha_explorer.qt.shell.help_dialog import HelpDialog
+    from mha_explorer.qt.shell.key_help import KeyHelpOverlay
 
 WINDOW_TITLE = "MHA Explorer"
 # the docks that start behind another tab: their panels are built after the first paint
@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
         add_wired_docks(self)  # Weights, Layers, Generation
         self.lab = LabDock(self)  # the head lab: a tab among the tables, built when first shown
 
-        self.key_help = KeyHelpOverlay(self)
+        self._key_help: KeyHelpOverlay | None = None  # made when first asked for (?, F1)
         self.help_dialog: HelpDialog | None = None
         self._presenter = Presenter(self)
         self._default_layout_pending = False
@@ -235,11 +235,23 @@ class MainWindow(QMainWindow):
         self.actions["leave_presentation"].setEnabled(on)
 
     # help -----------------------------------------------------------------------------
+    @property
+    def key_help(self) -> KeyHelpOverlay:
+        """The shortcuts card over the window; built the first time it is opened (it
+        watches every event the window gets, to follow its size)."""
+        if self._key_help is None:
+            from mha_explorer.qt.shell.key_help import KeyHelpOverlay
+
+            self._key_help = KeyHelpOverlay(self)
+        return self._key_help
+
     def show_key_help(self) -> None:
         self.key_help.open()
 
     def show_help(self) -> HelpDialog:
         if self.help_dialog is None:
+            from mha_explorer.qt.shell.help_dialog import HelpDialog
+
             self.help_dialog = HelpDialog(self)
         self.help_dialog.show()
         self.help_dialog.raise_()
