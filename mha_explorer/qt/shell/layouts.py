@@ -50,7 +50,8 @@ def arrange(window: MainWindow, *, present: bool = False, narrow: bool = False,
     """Put every dock in its area, forgetting old tabs and splits."""
     d = window.docks
     for dock in d.values():
-        dock.setFloating(False)
+        if dock.isFloating():  # on a docked one Qt sets its window flags again (a reparenting)
+            dock.setFloating(False)
         window.removeDockWidget(dock)
     window.setCorner(Qt.Corner.BottomLeftCorner, LEFT)
     window.setCorner(Qt.Corner.BottomRightCorner, RIGHT)
