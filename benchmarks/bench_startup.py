@@ -23,13 +23,13 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-# both probes start as `mha-explorer` does: the command line's modules (its parser), the early
-# engine's process, then Qt and the window
+# both probes start as `mha-explorer` does (mha_explorer/launcher.py): the early engine's
+# process, then the command line's modules (its parser), then Qt and the window
 SHOW_PROBE = r"""
 import sys, time
-import mha_explorer.cli
 from mha_explorer.qt.early_engine import EarlyEngine
 early = EarlyEngine.start()
+import mha_explorer.cli
 from mha_explorer.qt.shell.app import application, build_window
 from mha_explorer.core.config import MHAConfig
 app = application()
@@ -43,9 +43,9 @@ w.controller.shutdown()
 # a first launch as run_app makes it: show, then open the compute gate from the event loop
 FIRST_HEATMAPS = r"""
 import sys, time
-import mha_explorer.cli
 from mha_explorer.qt.early_engine import EarlyEngine
 early = EarlyEngine.start() if EARLY else None
+import mha_explorer.cli
 from mha_explorer.qt.shell.app import application, build_window
 from mha_explorer.core.config import MHAConfig
 from PySide6.QtCore import QEventLoop, Qt, QTimer

@@ -8,6 +8,7 @@ Bad input is one line on stderr and exit code 2.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mha_explorer.cli import decode, export, heads, lab, shapes, tiles, window
 from mha_explorer.cli.common import (
@@ -31,6 +32,9 @@ SUBCOMMANDS = (
     lab,
 )
 
+if TYPE_CHECKING:
+    from mha_explorer.qt.early_engine import EarlyEngine
+
 __all__ = ["EXIT_USAGE", "add_config_flags", "build_parser", "config_from_args", "main", "one_line"]
 
 
@@ -47,13 +51,23 @@ def build_parser() -> Parser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, early: EarlyEngine | None = None) -> int:
+    """``early``: the early engine the launcher started (mha_explorer/launcher.py), for the
+    window; closed here when no window opens."""
+    try:
+        return _run_command(argv, early)
+    finally:
+        if early is not None:
+            early.close()  # no window, a bad flag, or the window is done with it
+
+
+def _run_command(argv: Sequence[str] | None, early: EarlyEngine | None) -> int:
     parser = build_parser()
     commands = {command.NAME: command.run for command in SUBCOMMANDS}
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            return window.run(args)
+            return window.run(args, early)
         if args.command not in commands:
             return fail(f"unknown command {args.command}")
         return commands[args.command](args)

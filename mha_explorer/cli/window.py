@@ -28,10 +28,12 @@ def add_window_flags(parser: argparse.ArgumentParser) -> None:
                         help="read and keep preferences in this file instead of the user's")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, early=None) -> int:
+    """``early``: the early engine the launcher started; one is started here otherwise."""
     from mha_explorer.qt.early_engine import EarlyEngine
 
-    early = EarlyEngine.start()  # first, so torch loads there while Qt and the window load here
+    if early is None:  # first, so torch loads there while Qt and the window load here
+        early = EarlyEngine.start()
     try:
         return _open_window(args, early)
     finally:

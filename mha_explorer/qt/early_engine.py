@@ -27,7 +27,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mha_explorer.core.errors import Cancelled
+# nothing of the project at module level: the launcher starts the process before the
+# command line (and the core under it) is imported
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
@@ -94,6 +95,8 @@ class EarlyEngine:
             self.close()
 
     def _next_message(self, cancel: Callable[[], bool]) -> tuple:
+        from mha_explorer.core.errors import Cancelled
+
         out = self._process.stdout
         while not select.select([out], [], [], POLL_S)[0]:
             if cancel():
@@ -130,6 +133,7 @@ class FirstRunEarly:
     def __call__(self, request: ComputeRequest, cancel: Callable[[], bool], progress: Progress) -> Trace:
         early, self._early = self._early, None  # one answer: later runs are the window's own
         if early is not None:
+            from mha_explorer.core.errors import Cancelled
             from mha_explorer.core.plan.memory import estimate
 
             if estimate(request.config).full_bytes > EARLY_MAX_BYTES:
