@@ -152,6 +152,8 @@ def test_the_status_bar_shows_device_time_and_memory_after_a_trace(qtbot, make_c
     assert view.device_label.text() == "device: cpu"
     assert view.time_label.text().startswith("computed in ")
     assert view.time_label.text().endswith(("ms", "s"))
+    # read a turn after the status bar's first paint, so a quick trace can come first
+    qtbot.waitUntil(lambda: view.memory_label.text() != "", timeout=TRACE_TIMEOUT_MS)
     assert view.memory_label.text().startswith("est. ")
     assert "budget" in view.memory_label.text()
     assert not view.progress_bar.isVisible()
@@ -165,6 +167,7 @@ def test_over_budget_says_so_and_the_shapes_stay(qtbot, make_controller):
     table = show(qtbot, ShapesTable(controller))
     with qtbot.waitSignal(controller.trace_failed, timeout=TRACE_TIMEOUT_MS):
         pass
+    qtbot.waitUntil(lambda: view.memory_label.text() != "", timeout=TRACE_TIMEOUT_MS)  # as above
     assert view.memory_label.text().startswith("over budget: est. ")
     assert view.memory_label.text().endswith("of 1000 B — not computed")
     assert view.message_label.text().startswith("not computed: ")
