@@ -9,9 +9,10 @@ disappears when it finishes, fails or is cancelled.
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, Jobs
+from mha_explorer.qt.shell.elided_label import ElidedLabel
 
 SHOW_AFTER_MS = 500  # a job shorter than this is never announced
 WORDS = {  # what a person is waiting for, per kind of job
@@ -43,7 +44,8 @@ class JobProgressView(QWidget):
         self._doing: dict[str, str] = {}  # kind -> the step it named last ("reading layer 3 of 6…")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel(objectName="job_words")
+        self.label = ElidedLabel(8)  # cut with "…" when the trace's own bar needs the room too
+        self.label.setObjectName("job_words")
         self.label.setAccessibleName("Work in progress")
         self.bar = QProgressBar(objectName="job_bar")
         self.bar.setAccessibleName("Progress of the work")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.plan.memory import MemoryBudgetError, format_bytes
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.shell.elided_label import ElidedLabel
 from mha_explorer.qt.shell.job_progress import JobProgressView
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+WHOLE = 1_000  # a label this many characters may shrink to: never cut
+
+
 class StatusBarView(QWidget):
     """Everything the status bar says; added to ``status_bar`` when one is given."""
 
@@ -56,15 +60,16 @@ class StatusBarView(QWidget):
         layout.setContentsMargins(4, 0, 4, 0)
         layout.setSpacing(14)
 
-        self.message = ""  # the full text; the label shows it elided to fit
-        self.message_label = self._label("status_message", "Messages from the computation")
+        self.message = ""  # the full text; the label draws it cut with "…" when short of room
+        self.message_label = self._label("status_message", "Messages from the computation", 24)
         self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.message_label.setMinimumWidth(self.fontMetrics().averageCharWidth() * 24)
+        # short of room, the memory line gives way first; the device and the time stay whole
         self.memory_label = self._label("memory_estimate",
                                         "Estimated peak memory of a computation against the "
-                                        "memory budget")
-        self.device_label = self._label("device", "Where the last trace was computed")
-        self.time_label = self._label("compute_time", "How long the last computation took")
+                                        "memory budget", 12)
+        self.device_label = self._label("device", "Where the last trace was computed", WHOLE)
+        self.time_label = self._label("compute_time", "How long the last computation took", WHOLE)
 
         self.progress_bar = QProgressBar()
         self.progress_bar.setObjectName("compute_progress")
@@ -106,8 +111,8 @@ class StatusBarView(QWidget):
         if status_bar is not None:
             status_bar.addPermanentWidget(self, 1)
 
-    def _label(self, name: str, tip: str) -> QLabel:
-        label = QLabel()
+    def _label(self, name: str, tip: str, least_chars: int) -> ElidedLabel:
+        label = ElidedLabel(least_chars)
         label.setObjectName(name)
         label.setAccessibleName(name.replace("_", " "))
         label.setToolTip(tip)
@@ -136,17 +141,8 @@ class StatusBarView(QWidget):
     def _set_message(self, text: str, tone: str) -> None:
         self.message = text
         _set_tone(self.message_label, tone)
+        self.message_label.setText(text)
         self.message_label.setToolTip(text or "Messages from the computation")
-        self._elide_message()
-
-    def _elide_message(self) -> None:
-        metrics = self.message_label.fontMetrics()
-        self.message_label.setText(metrics.elidedText(
-            self.message, Qt.TextElideMode.ElideRight, max(self.message_label.width(), 40)))
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._elide_message()
 
     def _show_trace(self, trace: Trace) -> None:
         self._hide_progress()
