@@ -27,6 +27,7 @@ from mha_explorer.qt.panels.stages import StageStepper
 from mha_explorer.qt.shell import layouts
 from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.docks import DockShell, name_qt_parts
+from mha_explorer.qt.shell.first_paint import FirstPaint
 from mha_explorer.qt.shell.menus import build_menus
 from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter, fit_on_screen
 from mha_explorer.qt.shell.settings import Preferences
@@ -48,7 +49,7 @@ BEHIND_TABS = ("params", "layers", "generation")
 HEADS_MODULE = "mha_explorer.qt.heads.heads_panel"  # with pyqtgraph and numpy under it
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FirstPaint, QMainWindow):
     def __init__(self, controller: Controller, prefs: Preferences | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,7 +87,6 @@ class MainWindow(QMainWindow):
         self.help_dialog: HelpDialog | None = None
         self._presenter = Presenter(self)
         self._default_layout_pending = False
-        self._painted = False
         self._placed = False  # a saved geometry was restored: the window goes where it was
         app = QApplication.instance()
         self._app_look = (app.palette(), app.styleSheet())  # given back when the window closes
@@ -164,13 +164,7 @@ class MainWindow(QMainWindow):
             self._default_layout_pending = False
             self.apply_default_layout()
 
-    def paintEvent(self, event) -> None:
-        super().paintEvent(event)
-        if not self._painted:
-            self._painted = True
-            self._after_first_paint()
-
-    def _after_first_paint(self) -> None:
+    def after_first_paint(self) -> None:
         """What the first frame can do without, each in an event-loop turn of its own."""
         later = self.controller.later
         later.schedule("weights_available", self.weights_panel.learn_availability)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.plan.memory import MemoryBudgetError, format_bytes
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.shell.elided_label import ElidedLabel
+from mha_explorer.qt.shell.first_paint import FirstPaint
 from mha_explorer.qt.shell.job_progress import JobProgressView
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def format_seconds(seconds: float) -> str:
 WHOLE = 1_000  # a label this many characters may shrink to: never cut
 
 
-class StatusBarView(QWidget):
+class StatusBarView(FirstPaint, QWidget):
     """Everything the status bar says; added to ``status_bar`` when one is given."""
 
     def __init__(self, controller: Controller, status_bar: QStatusBar | None = None,
@@ -105,7 +106,6 @@ class StatusBarView(QWidget):
 
         self.device_label.setText("device: —")
         self.time_label.setText("not computed yet")
-        self._painted = False  # the memory line is first read after the first paint
         if controller.trace is not None:
             self._show_trace(controller.trace)
         if status_bar is not None:
@@ -118,11 +118,9 @@ class StatusBarView(QWidget):
         label.setToolTip(tip)
         return label
 
-    def paintEvent(self, event) -> None:
-        super().paintEvent(event)
-        if not self._painted:  # the free-memory reading (psutil's import) is 20-30 ms of a start
-            self._painted = True
-            self._controller.later.schedule(self._show_memory, self._show_memory)
+    def after_first_paint(self) -> None:
+        # the free-memory reading (psutil's import) is 20-30 ms of a start
+        self._controller.later.schedule(self._show_memory, self._show_memory)
 
     # reflecting the controller ----------------------------------------------------------
     def _show_memory(self, *_) -> None:

@@ -24,6 +24,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
 from mha_explorer.core.text.reference_code import reference_code, stage_lines
+from mha_explorer.qt.shell.first_paint import FirstPaint
 from mha_explorer.qt.shell.theme import Theme, theme_of
 
 if TYPE_CHECKING:
@@ -71,14 +72,12 @@ class _PythonColours(QSyntaxHighlighter):
             self.setFormat(comment_at, len(text) - comment_at, self._comment)
 
 
-class CodePanel(QPlainTextEdit):
+class CodePanel(FirstPaint, QPlainTextEdit):
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
         self._ranges: dict[str, tuple[int, int]] = {}
         self._lines: tuple[int, int] = (0, 0)
-        self._painted = False
-        self._fit_waiting = False  # the type is chosen at the first paint, at the shown width
         self.setObjectName("codePanel")
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -113,7 +112,7 @@ class CodePanel(QPlainTextEdit):
                 for sel in self.extraSelections()]
 
     def point_size(self) -> float:
-        self._settle()
+        self.run_held()
         return self.font().pointSizeF()
 
     def refit(self) -> None:
@@ -129,15 +128,22 @@ class CodePanel(QPlainTextEdit):
         return max(MIN_CODE_PT, base), max(MAX_CODE_PT, base * GROWTH)
 
     def _fit_width(self) -> None:
+        """The type fitted to the width now, or (before the first paint) at that paint: a
+        window being laid out passes the panel through many widths, each fit measuring
+        every line at several sizes."""
+        if self.painted:
+            self._measure_fit()
+        else:
+            self.hold(self._fit_and_scroll)
+
+    def _fit_and_scroll(self) -> None:
+        self._measure_fit()
+        self._scroll_to(*self._lines, force=True)
+
+    def _measure_fit(self) -> None:
         """Pick the largest type (within limits) at which the longest line fits, so
         the code never needs a horizontal scroll bar; when even the smallest type is
-        too wide (a narrow panel, or presentation type), long lines wrap instead.
-        Before the first paint only noted: a window being laid out passes the panel
-        through many widths, each fit measuring every line at several sizes."""
-        if not self._painted:
-            self._fit_waiting = True
-            return
-        self._fit_waiting = False
+        too wide (a narrow panel, or presentation type), long lines wrap instead."""
         lines = self.toPlainText().splitlines() or [""]
         room = self.viewport().width() - 2 * self.document().documentMargin() - 8
         low, high = self.type_limits()
@@ -219,17 +225,6 @@ class CodePanel(QPlainTextEdit):
         self._fit_width()
         self._scroll_to(*self._lines, force=True)
 
-    def paintEvent(self, event) -> None:
-        self._painted = True
-        self._settle()
-        super().paintEvent(event)
-
-    def _settle(self) -> None:
-        """The fit put off until the first paint, now."""
-        if self._fit_waiting:
-            self._painted = True
-            self._fit_width()
-            self._scroll_to(*self._lines, force=True)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

@@ -21,6 +21,7 @@ from mha_explorer.core.display.diagram import head_matrix
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.core.variants.registry import family_of
+from mha_explorer.qt.shell.first_paint import FirstPaint
 from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
@@ -53,7 +54,7 @@ BUILDERS = {
 }
 
 
-class StageDiagram(QGraphicsView):
+class StageDiagram(FirstPaint, QGraphicsView):
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
@@ -72,8 +73,6 @@ class StageDiagram(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrow keys belong to the stage stepper
 
         self._items: list = []
-        self._painted = False
-        self._resized = False  # the picture waits for the first paint to fit its size
         self._stage = controller.stage
         self._canvas = (0.0, 0.0)
         self._reduced_motion = False
@@ -95,7 +94,7 @@ class StageDiagram(QGraphicsView):
         controller.trace_ready.connect(self._redraw)
         controller.batch_index_changed.connect(self._redraw)
         controller.head_changed.connect(self._redraw)
-        self._resized = True  # drawn when first painted or read, at the size it then has
+        self.hold(self._redraw)  # drawn when first painted or read, at the size it then has
 
     # public ---------------------------------------------------------------------------
     @property
@@ -134,12 +133,12 @@ class StageDiagram(QGraphicsView):
         return duration_for(self._controller.speed)
 
     def items_by_key(self) -> dict[str, object]:
-        self._settle()
+        self.run_held()
         return {item.key: item for item in self._items}
 
     def label_texts(self) -> list[str]:
         """Every piece of text the current stage shows (chips, captions, notes)."""
-        self._settle()
+        self.run_held()
         shown = self.generic.stage if not self.generic.isHidden() else None
         if shown is not None:  # the header above or beside it has the title and formula
             blocks = [f"{b.name} {b.caption}" for b in self.generic.blocks]
@@ -275,13 +274,12 @@ class StageDiagram(QGraphicsView):
 
     def _redraw(self, *_args) -> None:
         """Redraw the current stage in place: new config, new trace, new size."""
-        self._resized = False
         self._fit_canvas()
         self._stage = self._controller.stage
         self._show_without_motion(self._build(self._stage))
 
     def _on_stage_changed(self, stage: str) -> None:
-        self._settle()  # sized, not yet painted: the stage it leaves at that size first
+        self.run_held()  # sized, not yet painted: the stage it leaves at that size first
         self._transition.finish()
         items = self._build(stage)
         self._stage = stage
@@ -296,21 +294,10 @@ class StageDiagram(QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.generic.setGeometry(self.rect())
-        if self._painted:
+        if self.painted:
             self._redraw()
-        else:  # a window being laid out passes the view through ten sizes before its first
-            self._resized = True  # frame, and only the last one is seen: drawn at that paint
-            self.viewport().update()
-
-    def paintEvent(self, event) -> None:
-        self._painted = True
-        self._settle()
-        super().paintEvent(event)
-
-    def _settle(self) -> None:
-        """Draw the picture for the current size if it is still waiting for its first paint."""
-        if self._resized:
-            self._redraw()
+        else:  # the window passes the view through ten sizes before its first frame
+            self.hold(self._redraw)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
