@@ -2,7 +2,7 @@
 
 When the command will open the window, the early engine (torch loading in a process of its
 own, qt/early_engine.py) starts here, before the command line's modules and the core under
-them are imported: about 80 ms sooner, and torch's 2 s are the first launch's whole wait for
+them are imported: about 70 ms sooner, and torch's 2 s are the first launch's whole wait for
 its heatmaps. Whether a window opens is guessed from the words alone; a wrong guess costs
 nothing: a command that needs no window closes the process, and a window the guess missed
 starts its own.

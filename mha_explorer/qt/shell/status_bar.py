@@ -61,7 +61,6 @@ class StatusBarView(FirstPaint, QWidget):
         layout.setContentsMargins(4, 0, 4, 0)
         layout.setSpacing(14)
 
-        self.message = ""  # the full text; the label draws it cut with "…" when short of room
         self.message_label = self._label("status_message", "Messages from the computation", 24)
         self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.message_label.setMinimumWidth(self.fontMetrics().averageCharWidth() * 24)
@@ -136,8 +135,12 @@ class StatusBarView(FirstPaint, QWidget):
                                   f"budget ({mode})")
         _set_tone(self.memory_label, NEUTRAL_TONE)
 
+    @property
+    def message(self) -> str:
+        """The whole message (its label draws it cut with "…" when short of room)."""
+        return self.message_label.text()
+
     def _set_message(self, text: str, tone: str) -> None:
-        self.message = text
         _set_tone(self.message_label, tone)
         self.message_label.setText(text)
         self.message_label.setToolTip(text or "Messages from the computation")
