@@ -128,13 +128,18 @@ class CodePanel(FirstPaint, QPlainTextEdit):
         return max(MIN_CODE_PT, base), max(MAX_CODE_PT, base * GROWTH)
 
     def _fit_width(self) -> None:
-        """The type fitted to the width now, or (before the first paint) at that paint: a
-        window being laid out passes the panel through many widths, each fit measuring
-        every line at several sizes."""
-        if self.painted:
+        """The type fitted to the width now, or (while hidden) as the panel shows: built at a
+        width of a few pixels, it measured every line at every size down to the smallest.
+        Not held for the paint itself: a type changed there leaves the document's old width
+        behind, and a horizontal scroll bar with it."""
+        if self.isVisible():
             self._measure_fit()
         else:
             self.hold(self._fit_and_scroll)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.run_held()
 
     def _fit_and_scroll(self) -> None:
         self._measure_fit()
