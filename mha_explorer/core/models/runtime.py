@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from mha_explorer.core.models.description import ModelDescription
+from mha_explorer.core.models.progress import Cancel, Progress
 
 
 def part(model: ModelDescription, name: str) -> ModuleType:
@@ -37,7 +38,16 @@ def words_of(tokens: Sequence[str] | None, models: Sequence[ModelDescription]) -
     return list(tokens)
 
 
-def as_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> tuple[str, ...]:
+def as_pieces(model: ModelDescription, tokens: Sequence[str] | None, progress: Progress | None = None,
+              cancel: Cancel | None = None) -> tuple[str, ...]:
     """``tokens`` (words, or the model's own pieces) as the model reads them; its default text
-    when there are none. ConfigError for an empty or too long text, or without the package."""
-    return part(model, "pieces").as_pieces(tokens)
+    when there are none. ConfigError for an empty or too long text, or without the package.
+    ``progress(fraction, words)`` and ``cancel()`` reach a tokenizer that must first be made
+    (a decoder's converted on first use): the window reads on its jobs thread with them."""
+    return part(model, "pieces").as_pieces(tokens, progress, cancel)
+
+
+def are_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> bool:
+    """Whether ``tokens`` are already the model's own pieces (its first token leads them), so
+    nothing needs to be read; words typed or carried from another model do not."""
+    return bool(tokens) and tokens[0] == model.first_token
