@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfig, sentence_tokens
 from mha_explorer.core.config.edits import merge_edits
 from mha_explorer.core.models import runtime
-from mha_explorer.core.models.catalog import MODELS
+from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.variants.grouped import gqa_default
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.config_fields import (
@@ -354,10 +354,14 @@ class ControlsPanel(QWidget):
 
     def _sentence_words(self, cfg: MHAConfig) -> tuple[str, ...]:
         """The words the sentence box shows: a trained model's pieces as the words they read
-        (the labels show the pieces), and while a text is being read, the words typed."""
+        (the labels show the pieces), and while a text is being read, the words typed; other
+        tokens as they are."""
         reading = self._controller.reading
-        tokens = (reading.config if reading is not None else cfg).tokens
-        return tuple(runtime.words_of(tokens, tuple(MODELS.values())) or ())
+        shown = reading.config if reading is not None else cfg
+        model = model_named(shown.weights)
+        if model is None or not runtime.are_pieces(model, shown.tokens):
+            return tuple(shown.tokens or ())  # words, or random weights on the tokens as they are
+        return tuple(runtime.words_of(shown.tokens, (model,)) or ())
 
     def _show_error(self, error) -> None:
         for box in self.boxes.values():
