@@ -20,6 +20,7 @@ from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.models.description import ModelDescription
+from mha_explorer.core.system.elsewhere import run_elsewhere
 from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress
 
 if TYPE_CHECKING:
@@ -46,8 +47,16 @@ def needs_reading(cfg: MHAConfig) -> bool:
 
 def read_as_pieces(cfg: MHAConfig, *, cancel=None, progress=None) -> MHAConfig:
     """``cfg`` with its words read as its model's pieces (T follows); ConfigError when the text
-    does not fit the model or its package is missing. On the jobs thread."""
-    pieces = runtime.as_pieces(model_named(cfg.weights), cfg.tokens, progress, cancel)
+    does not fit the model or its package is missing. On the jobs thread; a model's first
+    conversion runs in a process of its own, its progress and Cancel forwarded (building a
+    vocabulary holds the interpreter lock for seconds, which here would stop the event loop)."""
+    model = model_named(cfg.weights)
+    ok, why = runtime.is_available(model)
+    if not ok:
+        raise ConfigError("weights", why)
+    if not runtime.converted(model):
+        run_elsewhere(f"{runtime.__name__}:convert", (model.key,), progress=progress, cancel=cancel)
+    pieces = runtime.as_pieces(model, cfg.tokens, progress, cancel)
     return apply_edits(cfg, {"tokens": pieces, "seq": len(pieces)})
 
 

@@ -4,12 +4,15 @@ A model's package (``ModelDescription.home``) holds the same modules for every m
 ``files`` (``is_available``: is it installed, cheaply), ``pieces`` (``as_pieces``: a text or
 tokens as the model's own tokens), ``source`` (the engine's weight source) and ``report``
 (``heads_report``, ``all_layers``, ``layer_ablation``: what the CLI and the Layers dock show).
-Only ``source`` and ``report`` import torch, and only when their work is asked for.
+Only ``source`` and ``report`` import torch, and only when their work is asked for. A model
+whose installed files are converted into the cache before use (a GGUF decoder) also has
+``convert``, with ``prepare(progress, cancel)`` and ``is_prepared()`` (``converted``, ``convert``).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -20,6 +23,28 @@ from mha_explorer.core.models.progress import Cancel, Progress
 def part(model: ModelDescription, name: str) -> ModuleType:
     """The model's module ``name`` (files, pieces, source, report)."""
     return importlib.import_module(f"{model.home}.{name}")
+
+
+def _converter(model: ModelDescription) -> ModuleType | None:
+    name = f"{model.home}.convert"
+    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
+
+
+def converted(model: ModelDescription) -> bool:
+    """Whether the model can be read at once: its files are read as installed, or their
+    converted copy is whole in the cache (a manifest and file sizes: milliseconds)."""
+    module = _converter(model)
+    return module is None or module.is_prepared()
+
+
+def convert(model_key: str, *, progress: Progress | None = None, cancel: Cancel | None = None) -> None:
+    """Convert the installed files of the model ``model_key`` into the cache, as its first use
+    does otherwise: the window runs this in a process of its own (system.elsewhere)."""
+    from mha_explorer.core.models.catalog import model_named
+
+    module = _converter(model_named(model_key))
+    if module is not None:
+        module.prepare(progress, cancel)
 
 
 def is_available(model: ModelDescription) -> tuple[bool, str]:
