@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 ENV = "MHA_EXPLORER_STALL_MS"
 LIMIT_MS = 100.0  # a stop of the event loop longer than this is a bug (the project's rule)
 BEAT_MS = 5  # the heartbeat: a stop is measured to within this
+SHOWN_FRAMES = 14  # the innermost frames a report prints of the GUI thread's stack
 LOOK_S = 0.004  # how often the monitor thread looks at the heartbeat
 RESAMPLE_S = 0.25  # a long stop is sampled again this often, so its later causes show too
 PROJECT = os.sep + "mha_explorer" + os.sep
@@ -50,7 +51,13 @@ class Stall:
 
     def describe(self) -> str:
         head = f"event loop stopped {self.ms:.0f} ms" + (f" during {self.label}" if self.label else "")
-        lines = [head + "; the GUI thread was in:"] + ["    " + line for line in self.stack]
+        if not self.stack:  # the monitor could not look: it waited for the lock like the GUI thread
+            lines = [head + "; another thread held the interpreter lock all along; as it let go, "
+                     "the other threads were in:"] + ["    " + line for line in self.others]
+            return "\n".join(lines)
+        shown = self.stack[-SHOWN_FRAMES:]
+        lines = [head + "; the GUI thread was in (innermost last):"]
+        lines += (["    …"] if len(shown) < len(self.stack) else []) + ["    " + line for line in shown]
         for sample in self.later:
             lines.append("  later: " + " < ".join(sample))
         if not self.in_python and self.others:
@@ -136,7 +143,10 @@ class StallWatchdog(QObject):
         self.longest_ms = max(self.longest_ms, ms)
         if ms <= self.limit_ms:
             return
-        stack, others = (sampled[1], sampled[2]) if sampled is not None and sampled[0] == last else ((), ())
+        if sampled is not None and sampled[0] == last:
+            stack, others = sampled[1], sampled[2]
+        else:  # the monitor never got the interpreter lock: the thread that held it, as it let go
+            stack, others = (), _other_threads((self._gui,))
         stall = Stall(ms, stack, tuple(later), others, self.label)
         self.stalls.append(stall)
         if self._report is not None:
@@ -156,9 +166,7 @@ class StallWatchdog(QObject):
             frames = sys._current_frames()
             gui = frames.get(self._gui)
             if sampled is None or sampled[0] != beat:  # the first look past the limit
-                others = tuple(f"[{name}] " + " < ".join(reversed(_frames(f, 3)))
-                               for ident, f in frames.items() for name in [_thread_name(ident)]
-                               if ident not in (self._gui, threading.get_ident()))
+                others = _other_threads((self._gui, threading.get_ident()), frames)
                 with self._lock:
                     if self._beat == beat:
                         self._sampled = (beat, _frames(gui) if gui is not None else (), others)
@@ -169,6 +177,13 @@ class StallWatchdog(QObject):
                     if self._beat == beat:
                         self._later.append(tuple(reversed(_frames(gui, 3))))
                         self._next_sample = now + RESAMPLE_S
+
+
+def _other_threads(skip: tuple[int, ...], frames=None) -> tuple[str, ...]:
+    """Each other Python thread's innermost frames, innermost first."""
+    frames = sys._current_frames() if frames is None else frames
+    return tuple(f"[{_thread_name(ident)}] " + " < ".join(reversed(_frames(frame, 3)))
+                 for ident, frame in frames.items() if ident not in skip and ident != threading.get_ident())
 
 
 def _thread_name(ident: int) -> str:

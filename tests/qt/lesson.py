@@ -183,8 +183,9 @@ def quit_window(window) -> None:
 
 
 def lesson_steps(folder: str, *, models: tuple[str, ...] = ("gemma3-270m", "minilm-l6"),
-                 lab: bool = True) -> list[tuple[str, Callable]]:
-    """(name, step) in the lesson's order; a model whose package is missing is left out."""
+                 lab: bool = True, decoder_steps: bool = True) -> list[tuple[str, Callable]]:
+    """(name, step) in the lesson's order; a model whose package is missing is left out, and
+    the Lab's training and a decoder's induction heads and generation when not asked for."""
     shown = [key for key in models if available(key)]
     decoder = next((key for key in shown if MODELS[key].causal), None)
     steps: list[tuple[str, Callable]] = [("start", start)]
@@ -193,7 +194,7 @@ def lesson_steps(folder: str, *, models: tuple[str, ...] = ("gemma3-270m", "mini
               ("every stage", every_stage), ("presentation", presentation)]
     if lab:
         steps.append(("Lab training", lab_training))
-    if decoder is not None:
+    if decoder is not None and decoder_steps:
         steps += [(f"{MODELS[decoder].name} again", choose_model(decoder)),
                   ("induction heads", induction_heads), ("generation", generation)]
     steps += [("export", export(os.path.join(folder, "export"))), ("theme switch", theme_switch),
@@ -212,7 +213,10 @@ def run_lesson(window, steps, dog: StallWatchdog, on_step: Callable[[StepResult]
         if name == "quit":  # the close itself holds the loop: time it as a stop
             step(window)
             ms = 1000 * (time.perf_counter() - begun)
-            result = StepResult(name, max(ms, dog.longest_ms), ms / 1000, list(dog.stalls))
+            stalls = list(dog.stalls)
+            if ms > dog.limit_ms:
+                stalls.append(Stall(ms, ("MainWindow.close: the window's own closing",), label=name))
+            result = StepResult(name, max(ms, dog.longest_ms), ms / 1000, stalls)
         else:
             said = step(window)
             result = StepResult(name, dog.longest_ms, time.perf_counter() - begun, list(dog.stalls),

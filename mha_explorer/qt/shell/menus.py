@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QApplication
@@ -51,23 +52,31 @@ class CommandKeys(QObject):
     reaches a shortcut, Qt asks the focused widget whether it wants the key itself
     (ShortcutOverride); a line edit claims its editing keys, and on X11 those include Ctrl+E
     (end of line), so File → Export did nothing while a field had the focus. For a chord that
-    is one of the window's commands the question is answered "no" here, so the shortcut runs."""
+    is one of the window's commands the question is answered "no" here, so the shortcut runs.
+    Only the widget with the focus is watched (an application-wide filter would see every
+    event of every widget: a theme switch sends thousands)."""
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self._window = window
-        QApplication.instance().installEventFilter(self)  # removed when this object goes
+        self._watched: QObject | None = None
+        QApplication.instance().focusChanged.connect(self._on_focus)
+
+    def _on_focus(self, _old, new) -> None:
+        if self._watched is not None and shiboken6.isValid(self._watched):
+            self._watched.removeEventFilter(self)
+        self._watched = None
+        if new is not None and shiboken6.isValid(self) and new.window() is self._window:
+            new.installEventFilter(self)
+            self._watched = new
 
     def _commands(self) -> set[QKeySequence]:
         return {seq for action in self._window.actions.values() if action.isEnabled()
                 for seq in action.shortcuts() if is_command(seq)}
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
-            return False
-        if not watched.isWidgetType() or watched.window() is not self._window:
-            return False
-        if QKeySequence(event.keyCombination()) in self._commands():
+        if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+                and QKeySequence(event.keyCombination()) in self._commands()):
             event.ignore()  # not the field's: the window's shortcut takes it
             return True
         return False
