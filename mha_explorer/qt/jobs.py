@@ -40,6 +40,7 @@ class JobKind(str, Enum):
 
     warm_up = "warm_up"  # import torch before the first trace is needed
     reading = "reading"  # a text read as a trained model's tokens (its tokenizer made on first use)
+    models = "models"  # which trained models' packages are installed (their install records)
     trace = "trace"  # the engine's run of the config on screen
     notes = "notes"  # the stage header's numbers from the trace (√d_k at scores and softmax)
     layers = "layers"  # a trained model's every layer (the Layers dock)

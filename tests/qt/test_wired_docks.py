@@ -92,6 +92,7 @@ def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_wi
     monkeypatch.setattr(weights_module.runtime, "is_available",
                         lambda model: (False, f"{model.name} needs the package; run: pip install x"))
     window = make_window(wait=False)
+    window.controller.start()  # the records are read on its jobs thread
     panel = window.weights_panel
     item = panel.combo.model().item(panel.combo.findData("minilm-l6"))
     qtbot.waitUntil(lambda: not item.isEnabled(), timeout=WAIT_MS)

@@ -34,6 +34,7 @@ from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.models.description import ModelDescription
 from mha_explorer.core.specs.weights import LAB, RANDOM
+from mha_explorer.qt.jobs import JobDone, JobKind
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:
@@ -69,6 +70,11 @@ def trained_edits(cfg: MHAConfig, model: ModelDescription, layer: int) -> dict[s
             "tokens": words, "seq": len(words)}
 
 
+def installed_models() -> dict[str, tuple[bool, str]]:
+    """model key -> (installed, how to add it): on the jobs thread."""
+    return {key: runtime.is_available(model) for key, model in MODELS.items()}
+
+
 def reading_note(model: ModelDescription) -> str:
     return f"Opening {model.name}: reading the sentence as its tokens…"
 
@@ -84,6 +90,7 @@ class WeightsPanel(QWidget):
         self._controls = controls
         self._syncing = False
         self._availability: dict[str, tuple[bool, str]] | None = None  # learn_availability
+        self._asked_availability = False
 
         self.combo = QComboBox()
         self.combo.setObjectName("weights_choice")
@@ -137,28 +144,36 @@ class WeightsPanel(QWidget):
         controller.reading_changed.connect(self._on_reading)
         controller.reading_progressed.connect(self._on_reading_progress)
         controller.reading_failed.connect(self._say)  # after the re-sync to the weights in use
+        controller.jobs.done.connect(self._on_job_done)
         self._show_progress(False)
         self._on_reading(controller.reading)
 
     @property
     def available(self) -> bool:
-        """Some trained model's package is installed."""
-        return any(ok for ok, _ in self.learn_availability().values())
+        """Some trained model's package is installed (True until the records have been read)."""
+        return self._availability is None or any(ok for ok, _ in self._availability.values())
 
-    def learn_availability(self) -> dict[str, tuple[bool, str]]:
-        """Which models' packages are installed (read once): a missing one is offered
-        disabled, its tip saying how to add it. Until asked, every model is offered, and
-        choosing a missing one is refused with the same words."""
-        if self._availability is None:
-            self._availability = {key: runtime.is_available(m) for key, m in MODELS.items()}
-            items = self.combo.model()
-            for row, (_, key) in enumerate(CHOICES):
-                ok, why = self._availability.get(key, (True, ""))
-                if not ok and isinstance(items, QStandardItemModel):
-                    items.item(row).setEnabled(False)
-                    items.item(row).setToolTip(why)
+    def learn_availability(self) -> None:
+        """Ask the jobs thread which models' packages are installed (their install records:
+        file reading, tens of milliseconds): a missing one is then offered disabled, its tip
+        saying how to add it. Until the answer, every model is offered, and choosing a missing
+        one is refused with the same words."""
+        if not self._asked_availability:
+            self._asked_availability = True
+            self._controller.jobs.submit(JobKind.models, installed_models)
+
+    def _on_job_done(self, done: JobDone) -> None:
+        if done.kind != JobKind.models:
+            return
+        self._availability = done.result
+        items = self.combo.model()
+        for row, (_, key) in enumerate(CHOICES):
+            ok, why = self._availability.get(key, (True, ""))
+            if not ok and isinstance(items, QStandardItemModel):
+                items.item(row).setEnabled(False)
+                items.item(row).setToolTip(why)
+        if self._controller.reading is None:
             self._sync(self._controller.config)  # the note names how to add one when none is
-        return self._availability
 
     # edits -----------------------------------------------------------------------
     def choose(self, weights: str) -> bool:
@@ -237,7 +252,7 @@ class WeightsPanel(QWidget):
             self._say(trained_note(model, cfg.layer))
         elif cfg.weights == LAB:
             self._say(LAB_NOTE)
-        elif self._availability is None or self.available:
+        elif self.available:
             self._say(RANDOM_NOTE)
         else:
             hints = "; ".join(m.distribution.install_hint for m in MODELS.values())
