@@ -6,7 +6,8 @@ first use (Gemma 3's from its GGUF file, converted into the cache: seconds to te
 so the reading never runs on the GUI thread: the config waits as a ``Reading`` while the jobs
 thread reads, with its progress and a Cancel, and becomes the config on screen once read. An
 edit that comes meanwhile is made on the waiting config (a newer reading replaces the older);
-Cancel, or a choice of other weights, leaves the config in use as it was.
+Cancel, or a choice of other weights, leaves the config in use as it was. The first reading of
+a model whose files are converted makes (or finds) that copy in a process of its own.
 """
 
 from __future__ import annotations
@@ -42,21 +43,22 @@ class Reading:
 def needs_reading(cfg: MHAConfig) -> bool:
     """A trained model's config whose tokens are not yet the model's own pieces."""
     model = model_named(cfg.weights)
-    return model is not None and not runtime.are_pieces(model, cfg.tokens)
+    return model is not None and not runtime.owns(model, cfg.tokens)
 
 
-def read_as_pieces(cfg: MHAConfig, *, cancel=None, progress=None) -> MHAConfig:
+def read_as_pieces(cfg: MHAConfig, convert_first: bool = False, *, cancel=None, progress=None) -> MHAConfig:
     """``cfg`` with its words read as its model's pieces (T follows); ConfigError when the text
-    does not fit the model or its package is missing. On the jobs thread; a model's first
-    conversion runs in a process of its own, its progress and Cancel forwarded (building a
-    vocabulary holds the interpreter lock for seconds, which here would stop the event loop)."""
+    does not fit the model or its package is missing. On the jobs thread. ``convert_first``: the
+    model's converted copy is made (or found) first in a process of its own, its progress and
+    Cancel forwarded: building a vocabulary holds the interpreter lock for seconds, which on any
+    thread of this process would stop the event loop."""
     model = model_named(cfg.weights)
     ok, why = runtime.is_available(model)
     if not ok:
         raise ConfigError("weights", why)
-    if not runtime.converted(model):
+    if convert_first:
         run_elsewhere(f"{runtime.__name__}:convert", (model.key,), progress=progress, cancel=cancel)
-    pieces = runtime.as_pieces(model, cfg.tokens, progress, cancel)
+    pieces = runtime.as_pieces(model, cfg.tokens)
     return apply_edits(cfg, {"tokens": pieces, "seq": len(pieces)})
 
 
@@ -67,6 +69,7 @@ class ReadingMixin:
 
     jobs: Jobs
     _reading: Reading | None = None
+    _converted: frozenset[str] = frozenset()  # models whose copy a reading here has made or found
 
     @property
     def reading(self) -> Reading | None:
@@ -86,7 +89,9 @@ class ReadingMixin:
                 self.reading_failed.emit(err.message)  # type: ignore[attr-defined]
                 return False
             return self.set_config(cfg)  # type: ignore[attr-defined]
-        job = self.jobs.submit(JobKind.reading, read_as_pieces, cfg, cancellable=True)
+        key = cfg.weights
+        first = key not in self._converted and runtime.converts(model_named(key))
+        job = self.jobs.submit(JobKind.reading, read_as_pieces, cfg, first, cancellable=True)
         self._reading = Reading(cfg, job)
         self.reading_changed.emit(self._reading)  # type: ignore[attr-defined]
         return True
@@ -109,6 +114,7 @@ class ReadingMixin:
             return True  # an older reading's late word
         self._reading = None
         if isinstance(answer, JobDone):
+            self._converted = self._converted | {answer.result.weights}
             self.set_config(answer.result)  # type: ignore[attr-defined]
             self.reading_changed.emit(None)  # type: ignore[attr-defined]
         else:

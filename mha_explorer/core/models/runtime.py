@@ -6,7 +6,7 @@ tokens as the model's own tokens), ``source`` (the engine's weight source) and `
 (``heads_report``, ``all_layers``, ``layer_ablation``: what the CLI and the Layers dock show).
 Only ``source`` and ``report`` import torch, and only when their work is asked for. A model
 whose installed files are converted into the cache before use (a GGUF decoder) also has
-``convert``, with ``prepare(progress, cancel)`` and ``is_prepared()`` (``converted``, ``convert``).
+``convert``, with ``prepare(progress, cancel)`` (``converts``, ``convert``).
 """
 
 from __future__ import annotations
@@ -25,28 +25,6 @@ def part(model: ModelDescription, name: str) -> ModuleType:
     return importlib.import_module(f"{model.home}.{name}")
 
 
-def _converter(model: ModelDescription) -> ModuleType | None:
-    name = f"{model.home}.convert"
-    return importlib.import_module(name) if importlib.util.find_spec(name) is not None else None
-
-
-def converted(model: ModelDescription) -> bool:
-    """Whether the model can be read at once: its files are read as installed, or their
-    converted copy is whole in the cache (a manifest and file sizes: milliseconds)."""
-    module = _converter(model)
-    return module is None or module.is_prepared()
-
-
-def convert(model_key: str, *, progress: Progress | None = None, cancel: Cancel | None = None) -> None:
-    """Convert the installed files of the model ``model_key`` into the cache, as its first use
-    does otherwise: the window runs this in a process of its own (system.elsewhere)."""
-    from mha_explorer.core.models.catalog import model_named
-
-    module = _converter(model_named(model_key))
-    if module is not None:
-        module.prepare(progress, cancel)
-
-
 def is_available(model: ModelDescription) -> tuple[bool, str]:
     """(True, where) when the model's packages are installed, else (False, how to add them)."""
     return part(model, "files").is_available()
@@ -63,16 +41,28 @@ def words_of(tokens: Sequence[str] | None, models: Sequence[ModelDescription]) -
     return list(tokens)
 
 
-def as_pieces(model: ModelDescription, tokens: Sequence[str] | None, progress: Progress | None = None,
-              cancel: Cancel | None = None) -> tuple[str, ...]:
+def as_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> tuple[str, ...]:
     """``tokens`` (words, or the model's own pieces) as the model reads them; its default text
-    when there are none. ConfigError for an empty or too long text, or without the package.
-    ``progress(fraction, words)`` and ``cancel()`` reach a tokenizer that must first be made
-    (a decoder's converted on first use): the window reads on its jobs thread with them."""
-    return part(model, "pieces").as_pieces(tokens, progress, cancel)
+    when there are none. ConfigError for an empty or too long text, or without the package."""
+    return part(model, "pieces").as_pieces(tokens)
 
 
-def are_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> bool:
-    """Whether ``tokens`` are already the model's own pieces (its first token leads them), so
-    nothing needs to be read; words typed or carried from another model do not."""
+def owns(model: ModelDescription, tokens: Sequence[str] | None) -> bool:
+    """Whether ``tokens`` are already the model's own pieces (not words on their way to them):
+    its first token says so."""
     return bool(tokens) and tokens[0] == model.first_token
+
+
+def converts(model: ModelDescription) -> bool:
+    """Whether the model's installed files are converted into the cache before use (a GGUF
+    decoder: its package has a ``convert`` module whose ``prepare`` makes the copy once)."""
+    return importlib.util.find_spec(f"{model.home}.convert") is not None
+
+
+def convert(model_key: str, *, progress: Progress | None = None, cancel: Cancel | None = None) -> None:
+    """Make the converted copy of the model ``model_key`` (at once when it is there already),
+    as its first use does otherwise: the window runs this in a process of its own
+    (system.elsewhere), since building a vocabulary holds the interpreter lock for seconds."""
+    from mha_explorer.core.models.catalog import model_named
+
+    importlib.import_module(f"{model_named(model_key).home}.convert").prepare(progress, cancel)

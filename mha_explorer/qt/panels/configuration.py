@@ -359,7 +359,7 @@ class ControlsPanel(QWidget):
         reading = self._controller.reading
         shown = reading.config if reading is not None else cfg
         model = model_named(shown.weights)
-        if model is None or not runtime.are_pieces(model, shown.tokens):
+        if model is None or not runtime.owns(model, shown.tokens):
             return tuple(shown.tokens or ())  # words, or random weights on the tokens as they are
         return tuple(runtime.words_of(shown.tokens, (model,)) or ())
 

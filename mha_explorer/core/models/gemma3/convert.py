@@ -281,12 +281,6 @@ def _still(path: Path, size: int, sha256: str) -> bool:
 _prepare_lock = threading.Lock()
 
 
-def is_prepared() -> bool:
-    """Whether the converted copy is in the cache and whole by its manifest (prepare would
-    return it at once): a manifest and two file sizes, milliseconds."""
-    return files.read_manifest(files.model_cache_dir())[0] is not None
-
-
 def prepare(progress: Progress | None = None, cancel: Cancel | None = None,
             rebuild: str | None = None) -> files.ConvertedFiles:
     """The converted copy, converting it first when it is missing or its manifest disagrees

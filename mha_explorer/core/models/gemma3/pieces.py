@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models.gemma3.description import GEMMA3_270M
 from mha_explorer.core.models.gemma3.tokenizer import gemma_tokenizer, undisplay_piece
-from mha_explorer.core.models.progress import Cancel, Progress
 
 VIEW_MAX_TOKENS = 1024  # a text the stage view computes every stage of (its maps are T × T)
 FIRST = GEMMA3_270M.first_token
@@ -24,15 +23,13 @@ def detokenize(tokens: Sequence[str]) -> str:
     return " ".join(tokens)
 
 
-def as_pieces(tokens: Sequence[str] | None, progress: Progress | None = None,
-              cancel: Cancel | None = None) -> tuple[str, ...]:
+def as_pieces(tokens: Sequence[str] | None) -> tuple[str, ...]:
     """``tokens`` (words, or the model's pieces) as the model reads them, <bos> first; the
-    default text when there are none. ConfigError for an empty or too long text. ``progress``
-    and ``cancel`` reach the conversion the first use makes (gemma_tokenizer)."""
+    default text when there are none. ConfigError for an empty or too long text."""
     text = detokenize(tokens) if tokens else GEMMA3_270M.default_sentence
     if not text.strip():
         raise ConfigError("tokens", "the text is empty: type a few words")
-    ids, pieces = gemma_tokenizer(progress, cancel).encode(text)
+    ids, pieces = gemma_tokenizer().encode(text)
     if len(ids) > VIEW_MAX_TOKENS:
         raise ConfigError("tokens", f"the text is {len(ids):,} tokens with <bos>; the stage view reads "
                           f"at most {VIEW_MAX_TOKENS:,}; shorten it")

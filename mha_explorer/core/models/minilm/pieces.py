@@ -28,11 +28,9 @@ def detokenize(tokens: Sequence[str]) -> str:
     return " ".join(words)
 
 
-def as_pieces(tokens: Sequence[str] | None, progress=None, cancel=None) -> tuple[str, ...]:
+def as_pieces(tokens: Sequence[str] | None) -> tuple[str, ...]:
     """``tokens`` as the model's word pieces (the default sentence when there are none);
-    raises ConfigError for an empty or too long sentence, or without the extra. Its tokenizer
-    is read from the package's file in a fraction of a second: ``progress`` and ``cancel``
-    (runtime.as_pieces) have nothing to report or stop."""
+    raises ConfigError for an empty or too long sentence, or without the extra."""
     from mha_explorer.core.models.minilm.tokenizer import sentence_pieces  # reads the extra's files
 
     return sentence_pieces(detokenize(tokens) if tokens else info.DEFAULT_SENTENCE)
