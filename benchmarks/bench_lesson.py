@@ -7,7 +7,9 @@ Goal: every step's longest stop at most 100 ms on a quiet machine, and progress 
 0.5 s of the first choice of Gemma 3. The window is 1280×720 on the default config; a stall
 watchdog (qt/stall_watchdog.py) prints the GUI thread's stack for every stop over the limit
 with --stacks. The model cache is a fresh temporary folder unless --warm-cache is given
-(a first conversion of Gemma 3 writes about 1 GB there).
+(a first conversion of Gemma 3 writes about 1 GB there). Either way, the first use of Gemma 3
+in the process loads its tokenizer in one call that holds the interpreter lock (tokenizers'
+Tokenizer.from_str), which --stacks names when it shows.
 
 Run: QT_QPA_PLATFORM=offscreen python benchmarks/bench_lesson.py [--repeat 1] [--stacks] [--warm-cache]
 """

@@ -63,7 +63,7 @@ def traced(window) -> bool:
 
 
 def progress_shown(window) -> bool:
-    """Some progress bar of the window is on screen, or the weights' note names the work."""
+    """Some progress bar of the window is on screen (painted where a person can see it)."""
     bars = [b for b in window.findChildren(QProgressBar) if b.isVisible() and not b.visibleRegion().isEmpty()]
     return bool(bars)
 
