@@ -4,16 +4,20 @@ A model's package (``ModelDescription.home``) holds the same modules for every m
 ``files`` (``is_available``: is it installed, cheaply), ``pieces`` (``as_pieces``: a text or
 tokens as the model's own tokens), ``source`` (the engine's weight source) and ``report``
 (``heads_report``, ``all_layers``, ``layer_ablation``: what the CLI and the Layers dock show).
-Only ``source`` and ``report`` import torch, and only when their work is asked for.
+Only ``source`` and ``report`` import torch, and only when their work is asked for. A model
+whose installed files are converted into the cache before use (a GGUF decoder) also has
+``convert``, with ``prepare(progress, cancel)`` (``converts``, ``convert``).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Sequence
 from types import ModuleType
 
 from mha_explorer.core.models.description import ModelDescription
+from mha_explorer.core.models.progress import Cancel, Progress
 
 
 def part(model: ModelDescription, name: str) -> ModuleType:
@@ -41,3 +45,24 @@ def as_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> tuple[st
     """``tokens`` (words, or the model's own pieces) as the model reads them; its default text
     when there are none. ConfigError for an empty or too long text, or without the package."""
     return part(model, "pieces").as_pieces(tokens)
+
+
+def owns(model: ModelDescription, tokens: Sequence[str] | None) -> bool:
+    """Whether ``tokens`` are already the model's own pieces (not words on their way to them):
+    its first token says so."""
+    return bool(tokens) and tokens[0] == model.first_token
+
+
+def converts(model: ModelDescription) -> bool:
+    """Whether the model's installed files are converted into the cache before use (a GGUF
+    decoder: its package has a ``convert`` module whose ``prepare`` makes the copy once)."""
+    return importlib.util.find_spec(f"{model.home}.convert") is not None
+
+
+def convert(model_key: str, *, progress: Progress | None = None, cancel: Cancel | None = None) -> None:
+    """Make the converted copy of the model ``model_key`` (at once when it is there already),
+    as its first use does otherwise: the window runs this in a process of its own
+    (system.elsewhere), since building a vocabulary holds the interpreter lock for seconds."""
+    from mha_explorer.core.models.catalog import model_named
+
+    importlib.import_module(f"{model_named(model_key).home}.convert").prepare(progress, cancel)

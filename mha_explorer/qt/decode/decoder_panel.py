@@ -43,6 +43,17 @@ def _generate(model_key, text, steps, layer, *, cancel, progress):
     return generate(model_key, text, steps, layer, cancel=cancel, progress=progress)
 
 
+def prompt_of(cfg) -> tuple[str, str, int] | None:
+    """(model, prompt text, layer) a trained decoder writes from for ``cfg``; None for random
+    weights or an encoder."""
+    model = model_named(cfg.weights)
+    if model is None or not model.causal or not cfg.tokens:
+        return None
+    from mha_explorer.core.models import runtime
+
+    return model.key, " ".join(runtime.words_of(cfg.tokens, (model,)) or ()), cfg.layer
+
+
 class DecoderView(QWidget):
     """Paints one step of a ``DecoderGeneration``: the text, the caches, the attention row.
     Public: ``set_generation``, ``set_step``, ``step`` (1-based; 0 before any), ``step_count``."""
@@ -194,22 +205,37 @@ class DecoderPanel(QWidget):
         self.next_button.clicked.connect(lambda: self.view.set_step(self.view.step() + 1))
         self.controls = JobControls(jobs, JobKind.generate, self.generate_button, self.cancel_button,
                                     self.progress)
+        self._for: tuple[str, str, int] | None = None  # (model, prompt, layer) of what is shown or asked
+        self._seen = prompt_of(controller.config)  # what the config asks for, as last seen
         jobs.done.connect(self._on_done)
         jobs.failed.connect(self._on_failed)
+        controller.config_changed.connect(self._on_config)
 
     def generate(self) -> None:
         cfg = self._controller.config
-        model = model_named(cfg.weights)
-        if model is None or not model.causal or not cfg.tokens:
+        wanted = prompt_of(cfg)
+        if wanted is None:
             self.note.setText("Choose a trained decoder under Weights to watch it write.")
             return
-        from mha_explorer.core.models import runtime
+        key, text, layer = self._for = wanted
+        self.controls.started(self._jobs.submit(JobKind.generate, _generate, key, text,
+                                                self.steps_spin.value(), layer, cancellable=True))
+        self.note.setText(f"{model_named(key).name} is writing {self.steps_spin.value()} tokens…")
 
-        words = runtime.words_of(cfg.tokens, (model,))
-        text = " ".join(words or ())
-        self.controls.started(self._jobs.submit(JobKind.generate, _generate, model.key, text,
-                                                self.steps_spin.value(), cfg.layer, cancellable=True))
-        self.note.setText(f"{model.name} is writing {self.steps_spin.value()} tokens…")
+    def _on_config(self, cfg) -> None:
+        """Another model, text or layer: what was written (or is being written) was another
+        config's, so the view and its note go back to where a new window starts."""
+        wanted = prompt_of(cfg)
+        if wanted == self._seen:
+            return
+        self._seen = wanted
+        if self._for is not None and self._for != wanted:
+            self._for = None
+            if not self.generate_button.isEnabled():  # still writing: its answer is not wanted
+                self.controls.cancel()
+            self.view.set_generation(None)
+        if self._for is None:
+            self.note.setText("")
 
     def cancel(self) -> None:
         self.controls.cancel()

@@ -1,6 +1,7 @@
 """The KV cache of this model size under each attention variant, side by side, for the
-Parameters & memory dock: MHA, GQA, MQA, the latent family's cache and a sliding window, in bytes per token,
-per sequence and per batch (and for the whole model when a preset gives the layer count).
+Parameters & memory dock: MHA, GQA, MQA, the latent family's cache and the config's sliding window
+(when it has one), in bytes per token, per sequence and per batch (and for the whole model when
+the trained model or a preset gives the layer count).
 
 The numbers are core/kv_compare.py's; this widget only lays them out. A bar in each row
 shows the per-sequence bytes against MHA's, so the saving reads at a glance.
@@ -20,23 +21,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.config.presets import PRESETS
-from mha_explorer.core.plan.kv_cache import KVRow, kv_compare_rows
+from mha_explorer.core.plan.kv_cache import KVRow, kv_compare_rows, model_layers
 from mha_explorer.core.units import format_bytes
 
 COLUMNS = ("Variant", "Setting", "Per token (formula)", "Per token", "Tokens cached", "Per sequence",
            "Per batch", "Whole model", "vs MHA", "Per sequence vs MHA")
 BAR_CELLS = 10  # characters of the text bar at 100 %
 EIGHTHS = " ▏▎▍▌▋▊▉"
-
-
-def layers_for(cfg: MHAConfig) -> int:
-    """The layer count of the preset whose architecture ``cfg`` has, else 1."""
-    for preset in PRESETS.values():
-        if preset.layers > 1 and preset.apply(cfg) == cfg:
-            return preset.layers
-    return 1
 
 
 def row_texts(row: KVRow, mha: KVRow) -> tuple[str, ...]:
@@ -84,7 +75,7 @@ class KVCompareTable(QWidget):
 
     def refresh(self) -> None:
         cfg = self.controller.config
-        self.layers = layers_for(cfg)
+        self.layers = model_layers(cfg)
         self.rows = kv_compare_rows(cfg, self.layers)
         mha = self.rows[0]
         self.caption.setText(

@@ -20,6 +20,7 @@ from mha_explorer.qt.early_engine import EarlyEngine, FirstRunEarly
 from mha_explorer.qt.shell.interrupts import exit_code, quit_on_sigint
 from mha_explorer.qt.shell.main_window import MainWindow
 from mha_explorer.qt.shell.settings import Preferences
+from mha_explorer.qt.stall_watchdog import watchdog_from_env
 
 
 def application() -> QApplication:
@@ -54,6 +55,7 @@ def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
     see build_window."""
     app = application()
     sigint = quit_on_sigint(app)  # Ctrl+C quits with 130, from before the window exists
+    watchdog_from_env(app)  # MHA_EXPLORER_STALL_MS: every longer stop of the event loop, on stderr
     window = build_window(config, prefs, stage=stage, early=early)
     if theme:
         window.set_theme(theme)

@@ -119,6 +119,14 @@ class InductionView(QWidget):
         self.controls.cancel()
         self.summary.setText("Cancelled.")
 
+    def clear(self) -> None:
+        """Another model: its search (running or done) is not this one's; back to the start."""
+        if not self.run_button.isEnabled():  # a search under way: it was the other model's
+            self.controls.cancel()
+        self.summary.setText("")
+        self.grid.data = None
+        self.grid.update()
+
     def _on_done(self, done: JobDone) -> None:
         if done.kind != JobKind.induction:
             return

@@ -66,6 +66,12 @@ class LayerGrid(QWidget):
         self.updateGeometry()
         self.update()
 
+    def clear(self) -> None:
+        """No maps: those shown belonged to another model or text."""
+        self._images, self._badges, self._kinds, self._current = [], [], (), None
+        self.updateGeometry()
+        self.update()
+
     def _image(self, index: np.ndarray) -> QImage:
         rgb = np.ascontiguousarray(self._lut[index])  # [T, S, 3]
         h, w = index.shape

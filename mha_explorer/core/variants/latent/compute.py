@@ -109,7 +109,8 @@ def _project(cfg: MHAConfig, m: MLADims, x: torch.Tensor, x_kv: torch.Tensor,
     st[StageId.heads] = {"q_nope": q_nope, "q_rope": q_rope}
     if cfg.positions_spec.rotates_qk:
         q_pos, k_pos = query_key_positions(T, S, cfg.mask_spec.offset(T, S))
-        q_rope, k_rope = apply_rope(q_rope, q_pos), apply_rope(k_rope, k_pos)
+        base = cfg.positions_spec.rope_base
+        q_rope, k_rope = apply_rope(q_rope, q_pos, base), apply_rope(k_rope, k_pos, base)
         st[StageId.rope] = {"q_rope": q_rope, "k_rope": k_rope}
     return q_nope, q_rope, c_kv, k_rope
 
@@ -274,9 +275,9 @@ def _new_tokens(cfg, m: MLADims, w: dict[str, torch.Tensor], x: torch.Tensor, p0
     qh = q.view(B, n, m.H, m.qk).transpose(1, 2)  # [B, H, n, d_n+d_r]
     q_nope, q_rope = qh.split([m.nope, m.rope], dim=-1)  # [B, H, n, d_n], [B, H, n, d_r]
     if cfg.positions_spec.rotates_qk:  # each token turned once, by its place in the whole sequence
-        pos = torch.arange(p0, p0 + n)
-        q_rope = apply_rope(q_rope, pos)
-        k_rope = apply_rope(k_rope.unsqueeze(1), pos).squeeze(1)  # [B, n, d_r]
+        pos, base = torch.arange(p0, p0 + n), cfg.positions_spec.rope_base
+        q_rope = apply_rope(q_rope, pos, base)
+        k_rope = apply_rope(k_rope.unsqueeze(1), pos, base).squeeze(1)  # [B, n, d_r]
     return q_nope, q_rope, torch.cat([c_kv, k_rope], dim=-1)  # [B, n, r_kv+d_r]
 
 
