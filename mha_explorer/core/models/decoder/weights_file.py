@@ -7,8 +7,8 @@ safetensors library maps the file instead, and a mapped file cut short under a
 running app crashes it with SIGBUS; its pread backend takes seconds longer. The
 tests check these tensors equal ``safetensors.torch.load_file``'s.)
 
-The SHA-256 of exactly the bytes read is compared with the manifest's. Hashing
-(about 0.9 s) runs on a thread of its own while the caller reads the tokenizer.
+The SHA-256 of exactly the bytes read is compared with the pinned one the manifest records.
+Hashing (about 0.9 s for 1 GB) runs on a thread of its own while the caller reads the tokenizer.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import threading
 
 import torch
 
-from mha_explorer.core.models.gemma3.description import GEMMA3_270M
-from mha_explorer.core.models.gemma3.files import ConvertedFiles
+from mha_explorer.core.models.decoder.converted import ConvertedFiles
 from mha_explorer.core.models.progress import Cancel, Progress, stop_if_asked
 
 READ_SLICE = 32 << 20  # bytes read between two looks at cancel (about 30 ms)
@@ -66,7 +65,8 @@ class PendingWeights:
         self._tensors = tensors
         self._expected = expected
         self._digest: str | None = None
-        self._thread = threading.Thread(target=self._hash, args=(head, data), name="gemma-hash", daemon=True)
+        self._thread = threading.Thread(target=self._hash, args=(head, data), name="weights-hash",
+                                        daemon=True)
         self._thread.start()
 
     def _hash(self, head: bytes, data: torch.Tensor) -> None:
@@ -83,10 +83,10 @@ class PendingWeights:
         return self._tensors
 
 
-def read_weights(found: ConvertedFiles, progress: Progress | None = None,
+def read_weights(found: ConvertedFiles, name: str, progress: Progress | None = None,
                  cancel: Cancel | None = None) -> PendingWeights:
-    """Read the converted copy's tensors; their hash check is started, ``verified`` ends it."""
-    name = GEMMA3_270M.name
+    """Read the converted copy's tensors; their hash check is started, ``verified`` ends it.
+    ``name``: the model's, for the progress words."""
     with open(found.weights, "rb", buffering=0) as handle:
         head, order = _header(handle)
         size = order[-1][3] if order else 0
@@ -103,6 +103,6 @@ def read_weights(found: ConvertedFiles, progress: Progress | None = None,
             at += got
             if progress is not None:
                 progress(at / max(size, 1), f"loading {name}: {at // 10**6} of {size // 10**6} MB")
-    # each tensor's bytes seen as float32 in its own shape, e.g. [262144, 640]: views, no copy
+    # each tensor's bytes seen as float32 in its own shape, e.g. [vocab, D]: views, no copy
     tensors = {key: data[start:stop].view(torch.float32).view(shape) for key, shape, start, stop in order}
     return PendingWeights(tensors, head, data, found.weights_sha256)
