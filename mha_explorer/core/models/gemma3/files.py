@@ -18,9 +18,9 @@ window may ask it at start-up.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 from pathlib import Path
 
+from mha_explorer.core.models.decoder import installed
 from mha_explorer.core.models.decoder.converted import (
     MANIFEST_FILE,
     TOKENIZER_FILE,
@@ -64,30 +64,15 @@ def _missing(what: str) -> GemmaFilesError:
 
 
 def _distribution(name: str) -> importlib.metadata.Distribution:
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        raise _missing(f"the package {name}=={DISTRIBUTION_VERSION}") from None
-    if dist.version != DISTRIBUTION_VERSION:
-        raise GemmaFilesError(f"{name} {dist.version} is installed but the app reads version "
-                              f"{DISTRIBUTION_VERSION}; run: {INSTALL_HINT}")
-    return dist
+    return installed.distribution(name, DISTRIBUTION_VERSION, INSTALL_HINT, _missing, GemmaFilesError)
 
 
 def chunk_paths() -> list[Path]:
     """The four GGUF chunks in joining order; GemmaFilesError (one line, with the fix) when a
     package is missing, another version or a chunk has the wrong size."""
     _distribution(MAIN_DISTRIBUTION)
-    paths = []
-    for name, relative, size in CHUNKS:
-        path = Path(str(_distribution(name).locate_file(relative)))
-        if not path.is_file():
-            raise GemmaFilesError(f"{path} is missing; reinstall: {INSTALL_HINT}")
-        actual = path.stat().st_size
-        if actual != size:
-            raise GemmaFilesError(f"{path} has {actual:,} bytes, not {size:,}; reinstall: {INSTALL_HINT}")
-        paths.append(path)
-    return paths
+    return [installed.package_file(_distribution(name), relative, size, INSTALL_HINT, GemmaFilesError)
+            for name, relative, size in CHUNKS]
 
 
 def model_cache_dir() -> Path:
@@ -107,9 +92,9 @@ def is_available() -> tuple[bool, str]:
 
     Reads install records and file sizes only, so it costs milliseconds.
     """
-    for module in LIBRARIES:
-        if importlib.util.find_spec(module) is None:
-            return False, _missing(f"the '{module}' library").message
+    library = installed.missing_library(LIBRARIES)
+    if library is not None:
+        return False, _missing(f"the '{library}' library").message
     try:
         chunks = chunk_paths()
     except GemmaFilesError as err:
