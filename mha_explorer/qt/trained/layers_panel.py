@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from mha_explorer.core.config.rules import layer_fields
+from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
@@ -123,7 +124,7 @@ class LayersPanel(QWidget):
             self.note.setText(IDLE_NOTE)
             return
         pieces = tuple(cfg.tokens)
-        if pieces[:1] != (model.first_token,):
+        if not runtime.owns(model, pieces):
             return  # words on their way to becoming the model's tokens
         if (model.key, pieces) != self._asked_maps:
             self._asked_maps = (model.key, pieces)
@@ -138,7 +139,7 @@ class LayersPanel(QWidget):
         model = model_named(cfg.weights)
         wanted = (cfg.weights, cfg.layer, tuple(cfg.tokens or ()))
         if (self.isVisible() and model is not None and not model.causal  # an encoder's embedding
-                and wanted[2][:1] == (model.first_token,) and wanted != self._asked_ablation):
+                and runtime.owns(model, wanted[2]) and wanted != self._asked_ablation):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted, cancellable=True)
 
