@@ -57,8 +57,6 @@ class DecoderLayout:
     bos_id: int | None  # what encode(bos=True) puts first; None: the model reads the text as it is
     eos_id: int  # the end of a text: generation stops when the model writes it
     pieces: Literal["sentencepiece", "byte_level"]  # how its pieces spell a space and bytes
-    dtype: str = "float32"  # what the app holds its weights, activations and KV cache in
-    dtype_bytes: int = 4
 
 
 @dataclass(frozen=True)
@@ -96,6 +94,7 @@ class ModelDescription:
     notes: tuple[str, ...] = ()
     home: str = ""  # the model's package: files, tokenizer, source (weights for the engine), forward
     decoder: DecoderLayout | None = None  # a decoder the shared decoder core runs
+    dtype: str = "float32"  # what the app holds its weights, activations and KV cache in
 
     @property
     def title(self) -> str:
