@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     lines = [f"“{found.text}”", ""]
     for model in found.models:
-        named = zip(comparing.COLUMNS, comparing.cells(model), strict=True)
-        lines += [f"{name}: {cell}" for name, cell in named]
+        named = zip(comparing.COLUMNS, comparing.cells(model), comparing.notes(model), strict=True)
+        lines += [f"{name}: {cell}" + (f" — {note}" if note else "") for name, cell, note in named]
         lines.append("")
     emit("\n".join(lines).rstrip())
     return 0

@@ -116,7 +116,8 @@ GEMMA_PROBE = "from mha_explorer.core.models.gemma3 import convert; convert.prep
 def test_a_conversion_killed_half_way_leaves_nothing_once_the_next_has_run(api, tmp_path):
     folder = api.folder()
     probe = GEMMA_PROBE if api.model.key == "gemma3-270m" else PROBE
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
     proc = subprocess.Popen([sys.executable, "-c", probe, api.model.key], env=env)
     try:
         deadline = time.monotonic() + 300
@@ -191,7 +192,8 @@ def test_a_conversion_that_would_write_other_bytes_is_refused(api):
     from mha_explorer.core.models.decoder.kit import kit_for
 
     conversion = kit_for(api.model).conversion
-    wrong = dataclasses.replace(conversion.record, pinned={**conversion.record.pinned, "tokenizer.json": "0" * 64})
+    pins = {**conversion.record.pinned, "tokenizer.json": "0" * 64}
+    wrong = dataclasses.replace(conversion.record, pinned=pins)
     with pytest.raises(conversion.error, match="tokenizer.json other than the one this converter writes"):
         dataclasses.replace(conversion, record=wrong).prepare()
     assert _left(api.folder()) == []

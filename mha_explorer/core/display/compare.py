@@ -52,6 +52,7 @@ class ModelShape:
 
     key: str
     title: str
+    name: str
     kind: str  # "MHA", "GQA" or "MQA"
     layers: int
     heads: int
@@ -110,8 +111,8 @@ def model_shape(model: ModelDescription) -> ModelShape:
     cfg = MHAConfig(**trained_fields(model, 1), batch=1, seq=1, dtype=model.dtype)
     per_layer = kv_formula(cfg)  # one token, one layer, at the dtype
     return ModelShape(
-        model.key, model.title, family_of(cfg).kind(cfg), model.layers, model.heads, model.kv_heads,
-        model.head_dim, model.layers * per_layer.per_token, model.dtype,
+        model.key, model.title, model.name, family_of(cfg).kind(cfg), model.layers, model.heads,
+        model.kv_heads, model.head_dim, model.layers * per_layer.per_token, model.dtype,
         f"{model.layers} × {per_layer.token_numbers}", build_plan(cfg).params.total)
 
 
@@ -176,23 +177,39 @@ def compare(text: str, models: Sequence[ModelDescription] | None = None, *,
 
 # What a person reads in the table (the window's and the command line's alike) ------------------
 
-COLUMNS = ("model", "attention", "layers", "query heads", "K/V heads", "head width",
-           "KV cache per token", "attention parameters per layer", "strongest induction head",
-           "weight on the first token")
+COLUMNS = ("model", "attention", "layers", "heads", "K/V heads", "d_k", "KV cache / token",
+           "params / layer", "induction head", "first-token weight")
 
 
 def cells(m: ModelComparison) -> tuple[str, ...]:
-    """One row of the table, in COLUMNS' order."""
+    """One row of the table, in COLUMNS' order: short, for a projector."""
     s, run = m.shape, m.run
     if run is None:
-        induction = first = f"not installed: {m.install}"
+        induction = first = "not installed"
     else:
         induction = ("nothing repeats" if run.induction is None else
-                     f"layer {run.induction[0]}, head {run.induction[1]} ({run.induction[2]:.2f})")
+                     f"layer {run.induction[0]}, head {run.induction[1]}: {run.induction[2]:.2f}")
         weights = run.first_token_weight
         peak = int(np.argmax(weights))
-        first = f"mean {np.mean(weights):.2f}; most at layer {peak + 1} ({weights[peak]:.2f})"
-    params = s.attention_params_per_layer
-    return (s.title, f"{s.kind} ({s.heads}:{s.kv_heads})", str(s.layers), str(s.heads), str(s.kv_heads),
-            str(s.head_dim), f"{format_bytes(s.kv_bytes_per_token)} ({s.kv_formula} B, {s.kv_dtype})",
-            f"{params:,} ({format_count(params)})", induction, first)
+        first = f"mean {np.mean(weights):.2f}, layer {peak + 1}: {weights[peak]:.2f}"
+    return (s.name, f"{s.kind} {s.heads}:{s.kv_heads}", str(s.layers), str(s.heads), str(s.kv_heads),
+            str(s.head_dim), f"{format_bytes(s.kv_bytes_per_token)} ({s.kv_dtype})",
+            format_count(s.attention_params_per_layer), induction, first)
+
+
+def notes(m: ModelComparison) -> tuple[str, ...]:
+    """What each cell means, in COLUMNS' order (a hover's words, the command line's second half)."""
+    s, run = m.shape, m.run
+    missing = f"not installed: {m.install}"
+    return (
+        f"{s.title}, --weights {s.key}",
+        f"{s.heads} query heads read {s.kv_heads} key/value heads ({s.kind})", "", "", "",
+        f"each head's query, key and value width: {s.head_dim}",
+        f"{s.kv_formula} B = {s.kv_bytes_per_token:,} B per token: layers × 2 (K and V) × Hkv × d_k × "
+        f"bytes of {s.kv_dtype}",
+        f"{s.attention_params_per_layer:,} in one layer's attention: W_Q, W_K, W_V, W_O, their biases "
+        "and norms",
+        missing if run is None else "the head with the most weight, from repeated tokens, on the token after "
+        "their earlier occurrence",
+        missing if run is None else "per layer, the mean weight of every head on the first token (a sink): "
+        + ", ".join(f"{w:.2f}" for w in run.first_token_weight))
