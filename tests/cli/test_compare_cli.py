@@ -113,7 +113,7 @@ def test_a_model_not_installed_is_listed_with_how_to_add_it(monkeypatch, capsys)
     assert row["kv_bytes_per_token"] == 30 * 2 * 3 * 64 * 4  # the arithmetic needs no weights
 
 
-@pytest.mark.parametrize("text, words", [("", "empty"), ("   ", "empty"),
+@pytest.mark.parametrize("text, words", [("", "empty"), ("   ", "empty"), ("a \udcff b", "not UTF-8"),
                                          ("word " * 200, "at most 128")])
 def test_bad_text_is_one_line_and_exit_2(capsys, text, words):
     if words.startswith("at most") and not INSTALLED:
@@ -126,3 +126,13 @@ def test_the_table_says_each_figure_and_what_it_means(capsys):
     code, out, _ = _compare(capsys, "--text", "one two three")
     assert code == 0
     assert "KV cache / token" in out and "layers × 2 (K and V) × Hkv × d_k" in out
+
+
+@pytest.mark.parametrize("argv", [["heads", "--layer", "1", "--sentence"], ["decode", "--text"]])
+def test_a_decoders_text_that_is_not_utf8_is_one_line(capsys, argv):
+    """Bytes a terminal could not decode reach argv as lone surrogates; no tokenizer reads them."""
+    for key in [k for k, m in MODELS.items() if m.decoder is not None]:
+        head, tail = argv[:-1], argv[-1:]
+        assert cli.main([*head, "--weights", key, *tail, "a \udcff b"]) == 2
+        out, err = capsys.readouterr()
+        assert not out and err.count("\n") == 1 and "not UTF-8" in err

@@ -36,6 +36,7 @@ from mha_explorer.core.models import head_patterns, runtime
 from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.models.description import ModelDescription
 from mha_explorer.core.models.progress import Share
+from mha_explorer.core.models.texts import check_text
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.plan.kv_cache import kv_formula
 from mha_explorer.core.units import format_bytes, format_count
@@ -129,12 +130,6 @@ def strongest_induction(maps: np.ndarray, ids: Sequence[Any]) -> tuple[int, int,
 def first_token_weights(maps: np.ndarray) -> tuple[float, ...]:
     """Per layer, the mean over heads and queries of the weight on the first token."""
     return tuple(float(w) for w in head_patterns.first_token(maps).mean(axis=-1))  # [layers]
-
-
-def check_text(text: Any) -> str:
-    if not isinstance(text, str) or not text.split():
-        raise ConfigError("tokens", "the text is empty: type a few words")
-    return text
 
 
 def _run(model: ModelDescription, text: str, share: Share, cancel: Callable[[], bool] | None) -> ModelRun:

@@ -36,6 +36,7 @@ from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models import head_patterns
 from mha_explorer.core.models.description import ModelDescription
 from mha_explorer.core.models.progress import Cancel, Progress
+from mha_explorer.core.models.texts import check_text as _check_text
 
 DIGITS = 6  # decimals kept in the JSON; finer than any map's colour
 HEADS_MAX_TOKENS = 1024  # the JSON holds H maps of T×T numbers: about 40 MB for Gemma at this length
@@ -54,12 +55,6 @@ class TextMaps:
 
 def _round(x: float) -> float:
     return round(float(x), DIGITS)
-
-
-def _check_text(text: Any) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise ConfigError("tokens", "the text is empty: type a few words")
-    return text
 
 
 def head_rows(maps: np.ndarray, ids: list[int]) -> list[dict[str, Any]]:
