@@ -49,6 +49,7 @@ class JobKind(str, Enum):
     tiles = "tiles"  # tiled attention (the Generation dock)
     generate = "generate"  # a trained decoder writing with its real KV cache
     induction = "induction"  # a trained decoder on repeated random tokens
+    compare = "compare"  # every trained model on one text (the Compare window)
 
 
 @dataclass(frozen=True)

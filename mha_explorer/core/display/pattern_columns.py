@@ -23,8 +23,9 @@ class PatternColumn:
 
 def pattern_columns(model: ModelDescription) -> tuple[PatternColumn, ...]:
     """The pattern scores ``model``'s heads are given, in the order a table shows them."""
-    first = PatternColumn("first_token", f"first ({model.first_token})",
-                          f"mean weight on the first token ({model.first_token}): a sink where a head rests")
+    named = f" ({model.first_token})" if model.first_token else ""  # SmolLM2 puts none first
+    first = PatternColumn("first_token", f"first{named}",
+                          f"mean weight on the first token{named}: a sink where a head rests")
     previous = PatternColumn("previous_token", "previous", "mean weight on the token just before")
     itself = PatternColumn("self", "self", "mean weight on the token itself")
     if model.causal:  # a decoder sees no later token, and its text has no separator

@@ -121,8 +121,10 @@ class RandomWeights:
             if cfg.bias:
                 b = fill_normal(torch.empty(shape[0], dtype=dtype), _generator(self.seed, 2, i), BIAS_STD)
                 out["b" + name[1:]] = b.to(device)
-        if cfg.norms:  # scales near 1, so a forgotten norm still shows in the numbers
-            for i, (name, width) in enumerate((("norm", D), ("q_norm", cfg.d_k), ("k_norm", cfg.d_k))):
+        norms = (("norm", D), ("q_norm", cfg.d_k), ("k_norm", cfg.d_k)) if cfg.norms else (
+            (("norm", D),) if cfg.normed_input else ())
+        if norms:  # scales near 1, so a forgotten norm still shows in the numbers
+            for i, (name, width) in enumerate(norms):
                 scale = fill_normal(torch.empty(width, dtype=dtype), _generator(self.seed, 6, i), NORM_STD)
                 out[name] = (scale + 1).to(device)
         return out
@@ -165,7 +167,7 @@ class WeightCache:
     @staticmethod
     def key(cfg: MHAConfig, device: str, dtype: torch.dtype) -> tuple:
         return (cfg.weights_spec, cfg.d_model, cfg.q_dim, cfg.kv_dim, cfg.H, cfg.Hkv, cfg.bias, cfg.norms,
-                str(dtype), device)
+                cfg.normed_input, str(dtype), device)
 
     def get(self, source: WeightSource, cfg: MHAConfig, device: str, dtype: torch.dtype,
             check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:

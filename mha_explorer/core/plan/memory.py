@@ -199,7 +199,8 @@ def _kept_elements(cfg: MHAConfig, nb: int) -> int:
     normalised X, q and k when the config has RMSNorms)."""
     T, S, D, qD, kvD = cfg.T, cfg.S, cfg.d_model, cfg.q_dim, cfg.kv_dim
     merged = T * qD if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
-    normed = T * D + (S * D if cfg.is_cross else 0) + T * qD + S * kvD if cfg.norms else 0
+    normed = (T * D + (S * D if cfg.is_cross else 0) if cfg.normed_input else 0) + (
+        T * qD + S * kvD if cfg.norms else 0)
     return nb * (T * D + 2 * T * qD + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged
                  + T * D + normed)
 

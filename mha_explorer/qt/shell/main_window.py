@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from mha_explorer.qt.shell.about_dialog import AboutDialog
     from mha_explorer.qt.shell.help_dialog import HelpDialog
     from mha_explorer.qt.shell.key_help import KeyHelpOverlay
+    from mha_explorer.qt.trained.compare_window import CompareWindow
 
 WINDOW_TITLE = "MHA Explorer"
 # the docks that start behind another tab: their panels are built after the first paint
@@ -85,6 +86,7 @@ class MainWindow(FirstPaint, QMainWindow):
 
         self._key_help: KeyHelpOverlay | None = None  # made when first asked for (?, F1)
         self.help_dialog: HelpDialog | None = None
+        self.compare_window: CompareWindow | None = None  # View → Compare models, made when opened
         self._presenter = Presenter(self)
         self._default_layout_pending = False
         self._placed = False  # a saved geometry was restored: the window goes where it was
@@ -250,6 +252,19 @@ class MainWindow(FirstPaint, QMainWindow):
         self.help_dialog.show()
         self.help_dialog.raise_()
         return self.help_dialog
+
+    def show_compare(self) -> CompareWindow:
+        """Every trained model side by side on one text, in a window of its own (made when
+        first opened; it closes with this window)."""
+        if self.compare_window is None:
+            from mha_explorer.qt.trained.compare_window import CompareWindow
+
+            self.compare_window = CompareWindow(self.controller, self.controller.jobs, self)
+            self.compare_window.resize(self.width() * 9 // 10, self.height() * 9 // 10)
+        self.compare_window.show()
+        self.compare_window.raise_()
+        self.compare_window.activateWindow()
+        return self.compare_window
 
     def show_about(self) -> AboutDialog:
         from mha_explorer.qt.shell.about_dialog import AboutDialog  # the install records: when asked

@@ -116,6 +116,8 @@ def build_menus(window: MainWindow) -> None:
         window.actions[f"toggle_{key}"] = toggle
     add_action(window, "lab", "Head &lab", "Ctrl+L", window.lab.show, view,
                "Train small attention models, watch heads specialise, ablate and prune them (Ctrl+L)")
+    add_action(window, "compare", "Compare &models", "Ctrl+K", window.show_compare, view,
+               "Every trained model side by side on one text: MHA, MQA and GQA (Ctrl+K)")
     code = add_action(window, "toggle_code", "&Code beside the diagram", "Ctrl+Shift+C",
                       window.stage_view.set_code_visible, view,
                       "Show or hide the PyTorch code (Ctrl+Shift+C; presentation hides it)",

@@ -21,6 +21,13 @@ BADGE_MIN_CELL_PX = 44  # below this a thumbnail has no room for its badge
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the heads panel marks a choice
 
 
+def map_image(index: np.ndarray, lut: np.ndarray) -> QImage:
+    """An attention map as an image: ``index`` [T, S] uint8 (weight × 255) through ``lut``."""
+    rgb = np.ascontiguousarray(lut[index])  # [T, S, 3]
+    h, w = index.shape
+    return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()  # owns its pixels
+
+
 class LayerGrid(QWidget):
     """A layers × heads grid of attention-map thumbnails.
 
@@ -73,9 +80,7 @@ class LayerGrid(QWidget):
         self.update()
 
     def _image(self, index: np.ndarray) -> QImage:
-        rgb = np.ascontiguousarray(self._lut[index])  # [T, S, 3]
-        h, w = index.shape
-        return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()  # owns its pixels
+        return map_image(index, self._lut)
 
     def set_current(self, layer: int, head: int) -> None:
         self._current = (layer, head) if self._valid(layer, head) else None

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidge
 
 from mha_explorer.core.config.rules import layer_fields
 from mha_explorer.core.display.pattern_columns import pattern_columns
+from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.in_sight import SightWatch, in_sight
@@ -128,6 +129,8 @@ class LayersPanel(QWidget):
             self.note.setText(IDLE_NOTE)
             return
         pieces = tuple(cfg.tokens)
+        if not runtime.owns(model, pieces):
+            return  # words on their way to becoming the model's tokens
         if (model.key, pieces) != self._asked_maps:
             self._asked_maps = (model.key, pieces)
             self.note.setText(f"Reading “{' '.join(pieces)}” through all {model.layers} layers…")
@@ -165,7 +168,7 @@ class LayersPanel(QWidget):
         model = model_named(cfg.weights)
         wanted = (cfg.weights, cfg.layer, tuple(cfg.tokens or ()))
         if (in_sight(self) and model is not None and not model.causal  # an encoder's embedding
-                and wanted[2][:1] == (model.first_token,) and wanted != self._asked_ablation):
+                and runtime.owns(model, wanted[2]) and wanted != self._asked_ablation):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted, cancellable=True)
 

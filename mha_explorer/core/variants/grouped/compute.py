@@ -102,9 +102,9 @@ class GroupedRun:
         if cfg.positions_spec.added_to_input:
             self.clock.tick(StageId.positions)
         x_pos, xkv_pos = x, xkv  # what the positions stage shows
-        if cfg.norms:  # RMSNorm of the layer's input before the projections
-            x = rms_norm(x, w["norm"])  # [nb, T, D]
-            xkv = rms_norm(xkv, w["norm"]) if cfg.is_cross else x  # [nb, S, D]
+        if cfg.normed_input:  # RMSNorm of the layer's input before the projections
+            x = rms_norm(x, w["norm"], cfg.norm_eps)  # [nb, T, D]
+            xkv = rms_norm(xkv, w["norm"], cfg.norm_eps) if cfg.is_cross else x  # [nb, S, D]
             self.clock.tick(StageId.norm)
         q = linear(x, w["W_Q"], w.get("b_Q") if bias else None, self.work)  # [nb, T, H*d_k]
         k = linear(xkv, w["W_K"], w.get("b_K") if bias else None, self.work)  # [nb, S, Hkv*d_k]
@@ -119,7 +119,7 @@ class GroupedRun:
         self.clock.tick(StageId.transpose)
         q_n, k_n = q_t, k_t
         if cfg.norms:  # each head's q and k normalised over its d_k numbers
-            q_n, k_n = rms_norm(q_t, w["q_norm"]), rms_norm(k_t, w["k_norm"])  # new, same shapes
+            q_n, k_n = rms_norm(q_t, w["q_norm"], cfg.norm_eps), rms_norm(k_t, w["k_norm"], cfg.norm_eps)
             self.clock.tick(StageId.qk_norm)
         qt, kt = rotate_qk(q_n, k_n, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
         if cfg.positions_spec.rotates_qk:
@@ -145,8 +145,9 @@ class GroupedRun:
             self._keep_norms(x, xkv, q_n, k_n)
 
     def _keep_norms(self, x, xkv, q_n, k_n) -> None:
-        if self.cfg.norms:
+        if self.cfg.normed_input:
             self.stored[StageId.norm] = {"X": host(x)} | ({"X_kv": host(xkv)} if self.cfg.is_cross else {})
+        if self.cfg.norms:
             self.stored[StageId.qk_norm] = {"Q": host(q_n), "K": host(k_n)}
 
     def _attention_picked(self, qt, kt, vt) -> None:
@@ -255,8 +256,9 @@ def project_heads(cfg, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.T
     """Q [B, H, T, d_k] from x and K, V [B, Hkv, S, d_k] from xkv, through the input's and each
     head's RMSNorm when the config has them (RoPE is the caller's: it needs the positions)."""
     B, T, S, H, Hkv, dk = x.shape[0], x.shape[1], xkv.shape[1], cfg.H, cfg.Hkv, cfg.d_k
-    if cfg.norms:
-        x, xkv = rms_norm(x, w["norm"]), rms_norm(xkv, w["norm"])  # [B, T, D], [B, S, D]
+    if cfg.normed_input:
+        eps = cfg.norm_eps
+        x, xkv = rms_norm(x, w["norm"], eps), rms_norm(xkv, w["norm"], eps)  # [B, T, D], [B, S, D]
     q = F.linear(x, w["W_Q"], w.get("b_Q"))  # [B, T, H·d_k]
     k = F.linear(xkv, w["W_K"], w.get("b_K"))  # [B, S, Hkv·d_k]
     v = F.linear(xkv, w["W_V"], w.get("b_V"))  # [B, S, Hkv·d_k]
@@ -264,7 +266,7 @@ def project_heads(cfg, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.T
     kh = k.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
     vh = v.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
     if cfg.norms:
-        qh, kh = rms_norm(qh, w["q_norm"]), rms_norm(kh, w["k_norm"])
+        qh, kh = rms_norm(qh, w["q_norm"], cfg.norm_eps), rms_norm(kh, w["k_norm"], cfg.norm_eps)
     return qh, kh, vh
 
 
