@@ -33,7 +33,9 @@ def in_window(widget: QWidget, rect: QRectF) -> QRectF:
 
 def visible_part(widget: QWidget) -> QRectF:
     """The part of ``widget`` that is on screen (a scroll area may hide the rest), in window
-    coordinates; empty when none is."""
+    coordinates; empty when none is. A graphics view's is its viewport's, which covers it."""
+    if isinstance(widget, QGraphicsView):
+        widget = widget.viewport()
     return in_window(widget, QRectF(widget.visibleRegion().boundingRect()))
 
 
@@ -83,8 +85,10 @@ def axis_title(axis, view: QGraphicsView, owner: str, ground: QColor | None = No
         return []
     margin = label.document().documentMargin()
     box = label.boundingRect().adjusted(margin, margin, -margin, -margin)
-    return [DrawnText(text, item_in_window(view, label, box), em_px(label.font()),
-                      label.defaultTextColor(), owner, visible_part(view), ground, role)]
+    style = getattr(axis, "labelStyle", {})  # pyqtgraph colours the title in its markup
+    ink = QColor(style["color"]) if "color" in style else label.defaultTextColor()
+    return [DrawnText(text, item_in_window(view, label, box), em_px(label.font()), ink, owner,
+                      visible_part(view), ground, role)]
 
 
 def map_shape(view: QGraphicsView, box, owner: str, name: str) -> list[DrawnShape]:

@@ -54,7 +54,7 @@ class StageMaps:
     empty_reason: str = ""  # set when the trace holds nothing to draw here
     row_positions: tuple[int, ...] = ()  # rows spread over a sequence: each map row's query
     col_size: str = ""  # the columns' dim and count, for the axis words: "D = 512"
-    clipped: bool = False  # colours clipped at a percentile: the few values past it at the ends
+    clipped: bool = False  # values past the levels, drawn in the end colours (SignedScale)
     total_rows: int = 0  # the sequence's rows, when the map's rows are picked out of them
 
     @property
@@ -136,29 +136,33 @@ class MapAxes:
         return f"rows: {self.row_words} ↓", f"columns: {self.column_words} →"
 
 
-CLIP_PERCENTILE = 99.0  # signed maps: colours end at this percentile of |value| ...
-OUTLIER_RATIO = 3.0  # ... when the largest |value| is this many times past it
-PERCENTILE_SAMPLE = 1 << 18  # values the percentile is read from, at most (spread evenly)
+BULK_SPAN = 10.0  # signed maps: colours reach this many times the median |value| at least
+SCALE_SAMPLE = 1 << 18  # values the median is read from, at most (spread evenly)
 
 
 @dataclass(frozen=True)
 class SignedScale:
     """Levels centred on 0 for signed values: the largest |value|, or, where a few values
-    lie far past the rest (one outlier dimension of a trained model), a percentile, so
-    the rest are not all drawn in the middle colour."""
+    lie far past the rest (the outlier dimensions of a trained model's residual stream), ten
+    times the median |value|, so that the rest are not all drawn in the middle colour. Random
+    normal values never reach ten times their median (that is 6.7 standard deviations)."""
 
     levels: tuple[float, float]
     peak: float  # the largest finite |value|
-    clipped: bool
+    past: float = 0.0  # the share of the values past the levels (read from a sample)
+
+    @property
+    def clipped(self) -> bool:
+        return self.levels[1] < self.peak
 
     def words(self, name: str) -> str:
         """The caption's words for the colours: 'colour centred on 0, ±3.68' or the clip."""
         high = self.levels[1]
         if not self.clipped:
             return f"colour centred on 0, ±{high:.3g}"
-        return (f"colour centred on 0, clipped at ±{high:.3g} (the {CLIP_PERCENTILE:g}th "
-                f"percentile of |{name}|): the few values out to ±{self.peak:.3g} are drawn in "
-                "the end colours")
+        share = f"{self.past:.1%} of the values" if self.past >= 0.001 else "a few values"
+        return (f"colour centred on 0, clipped at ±{high:.3g} ({BULK_SPAN:g} times the median "
+                f"|{name}|): {share} lie past it, out to ±{self.peak:.3g}, drawn in the end colours")
 
 
 def signed_scale(arrays) -> SignedScale:
@@ -166,14 +170,14 @@ def signed_scale(arrays) -> SignedScale:
     arrays = [a for a in arrays if a.size]
     _, peak = symmetric_levels(arrays)
     total = sum(a.size for a in arrays)
-    stride = max(1, total // PERCENTILE_SAMPLE)
+    stride = max(1, total // SCALE_SAMPLE)
     sample = np.concatenate([np.abs(a.reshape(-1)[::stride]) for a in arrays]) if arrays else \
         np.zeros(0, np.float32)
     sample = sample[np.isfinite(sample)]
-    bulk = float(np.percentile(sample, CLIP_PERCENTILE)) if sample.size else 0.0
-    if bulk > 0 and peak > OUTLIER_RATIO * bulk:
-        return SignedScale((-bulk, bulk), peak, True)
-    return SignedScale((-peak, peak), peak, False)
+    bulk = BULK_SPAN * float(np.median(sample)) if sample.size else 0.0
+    if 0 < bulk < peak:
+        return SignedScale((-bulk, bulk), peak, float(np.mean(sample > bulk)))
+    return SignedScale((-peak, peak), peak)
 
 
 def symmetric_levels(arrays) -> tuple[float, float]:
@@ -392,7 +396,8 @@ def _context_maps(pick: _Pick) -> StageMaps:
     caption = (f"context = A·V per head (T × d_k = {cfg.T:,} × {cfg.d_k}), {pick.note} · "
                f"{scale.words('context')}")
     return pick.q_heads(arrays, "context", scale.levels, DIVERGING_COLORMAP, (), caption,
-                        (0, cfg.T), clipped=scale.clipped, col_size=f"d_k = {cfg.d_k:,}")
+                        (0, cfg.T), clipped=scale.clipped,
+                        col_size=width_words(cfg, ctx.shape[-1], per_head=True))
 
 
 def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
@@ -403,7 +408,7 @@ def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
     heads = src.shape[1] if stage == StageId.view else src.shape[0]
     arrays = [_image(src[:, h] if stage == StageId.view else src[h]) for h in range(heads)]
     scale = signed_scale(arrays)
-    levels, size = scale.levels, f"d_k = {dk:,}"
+    levels, size = scale.levels, width_words(cfg, src.shape[-1], per_head=True)
     how = ("view: the same numbers read as heads, no copy" if stage == StageId.view
            else "transpose: heads moved in front, strides swapped, no copy")
     if tensor == "Q":
@@ -426,43 +431,52 @@ def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
                      **pick.base())
 
 
+def width_words(cfg, width: int, per_head: bool = False) -> str:
+    """A map's column count as the config names it: 'D = 512', 'H·d_k = 1,024' (a model whose
+    heads are not D / H wide), 'Hkv·d_k = 128', 'd_k = 64' (first, for a head's own columns)."""
+    names = (("D", cfg.d_model), ("H·d_k", cfg.H * cfg.d_k), ("Hkv·d_k", cfg.kv_dim), ("d_k", cfg.d_k))
+    for name, size in (names[-1:] + names[:-1]) if per_head else names:
+        if width == size:
+            return f"{name} = {size:,}"
+    return f"{width:,}"
+
+
 def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
     """One whole [rows, width] matrix: input X, a projection, merged, Y."""
     cfg, stage = pick.cfg, pick.stage
     T, dk = cfg.T, cfg.d_k
     tq, tkv = tuple(pick.trace.tokens_q), tuple(pick.trace.tokens_kv)
-    width = cfg.d_model
-    if stage == StageId.input:
-        name, rows_kind, labels, lines = "X", "token", tq, ()
-        what = f"X, the token vectors (T × D = {T:,} × {cfg.d_model})"
-    elif stage == StageId.project:
-        name = tensor
-        rows_kind, labels = ("query", tq) if tensor == "Q" else ("key", tkv)
-        width = cfg.d_model if tensor == "Q" else cfg.kv_dim
-        lines = tuple(float(c) - 0.5 for c in range(dk, width, dk))
-        src = "X_kv" if cfg.is_cross and tensor != "Q" else "X"
-        plus_b = f" + b_{tensor}" if cfg.bias else ""
-        what = (f"{tensor} = {src}·W_{tensor}ᵀ{plus_b} ({len(labels):,} × {width}); dashed "
-                f"lines: where view will cut it into heads of d_k = {dk}")
-    elif stage == StageId.merge:
-        name, rows_kind, labels = "merged", "query", tq
-        lines = tuple(float(c) - 0.5 for c in range(dk, cfg.d_model, dk))
-        what = (f"merged heads (T × D = {T:,} × {cfg.d_model}); dashed lines: head boundaries "
-                f"every d_k = {dk} columns")
-    else:  # output
-        name, rows_kind, labels, lines = "Y", "query", tq, ()
-        what = (f"Y = merged·W_Oᵀ (T × D = {T:,} × {cfg.d_model}); W_O mixes the heads, so "
-                "no column belongs to one head any more")
+    name = {StageId.input: "X", StageId.project: tensor, StageId.merge: "merged"}.get(stage, "Y")
     if name not in pick.stored:  # rows mode stops at the softmax
         return pick.empty(_NOT_COMPUTED)
     image = _image(pick.stored[name][pick.slot])
+    width = image.shape[1]  # D, or the heads side by side (H·d_k need not be D)
+    size = width_words(cfg, width)
+    heads = tuple(float(c) - 0.5 for c in range(dk, width, dk))  # where one head's columns end
+    if stage == StageId.input:
+        rows_kind, labels, lines = "token", tq, ()
+        what = f"X, the token vectors (T × D = {T:,} × {width:,})"
+    elif stage == StageId.project:
+        rows_kind, labels = ("query", tq) if tensor == "Q" else ("key", tkv)
+        lines = heads
+        src = "X_kv" if cfg.is_cross and tensor != "Q" else "X"
+        plus_b = f" + b_{tensor}" if cfg.bias else ""
+        what = (f"{tensor} = {src}·W_{tensor}ᵀ{plus_b} ({len(labels):,} × {width:,}); dashed "
+                f"lines: where view will cut it into heads of d_k = {dk}")
+    elif stage == StageId.merge:
+        rows_kind, labels, lines = "query", tq, heads
+        what = (f"merged heads ({len(tq):,} × {width:,}); dashed lines: head boundaries "
+                f"every d_k = {dk} columns")
+    else:  # output
+        rows_kind, labels, lines = "query", tq, ()
+        what = (f"Y = merged·W_Oᵀ ({len(tq):,} × {width:,}); W_O mixes the heads, so "
+                "no column belongs to one head any more")
     scale = signed_scale([image])
     caption = f"{what}, {pick.note} · {scale.words(name)}"
-    size = "D" if width == cfg.d_model else "Hkv·d_k"
     return StageMaps(maps=(HeatMap(name, image),), levels=scale.levels, colormap=DIVERGING_COLORMAP,
                      value_name=name, row_kind=rows_kind, row_labels=labels,
                      col_kind=pick.columns, col_labels=(), caption=caption, column_lines=lines,
-                     clipped=scale.clipped, col_size=f"{size} = {width:,}", **pick.base())
+                     clipped=scale.clipped, col_size=size, **pick.base())
 
 
 def pattern_badges(maps: np.ndarray, tokens_kv) -> list[str]:

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP
-from mha_explorer.core.display.head_maps import HeatMap, StageMaps, build_stage_maps, signed_scale
+from mha_explorer.core.display.head_maps import (
+    HeatMap,
+    StageMaps,
+    build_stage_maps,
+    signed_scale,
+    width_words,
+)
 from mha_explorer.core.stages.catalog import STAGES, Maps, StageId, is_stage
 from mha_explorer.core.variants.registry import family_of
 
@@ -95,9 +101,10 @@ def variant_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q") -> Sta
     # a per-head tensor's columns are one head's dims; a matrix's, each token's features
     columns = "head_dim" if all(per_head) else "feature" if not any(per_head) else "width"
     widths = {m.image.shape[1] for m in maps}
+    size = width_words(cfg, widths.pop(), columns == "head_dim") if len(widths) == 1 else ""
     return StageMaps(stage=stage, maps=tuple(maps), levels=scale.levels, colormap=DIVERGING_COLORMAP,
                      value_name=chosen or maps[0].title, row_kind="token",
                      row_labels=_labels(trace, rows) if same_rows else tuple(
                          str(i) for i in range(max(m.image.shape[0] for m in maps))),
                      row_start=0, col_kind=columns, col_labels=(), caption=caption,
-                     clipped=scale.clipped, col_size=f"{widths.pop():,}" if len(widths) == 1 else "")
+                     clipped=scale.clipped, col_size=size)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.colors import group_color, ink_on
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps
-from mha_explorer.qt.drawn import axis_texts, axis_title, ground_of, map_shape
+from mha_explorer.qt.drawn import axis_texts, axis_title, ground_of, map_shape, visible_part
 from mha_explorer.qt.heads.map_image import AUTO_DOWNSAMPLE_PIXELS, MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 from mha_explorer.qt.picture import DrawnShape, DrawnText
@@ -315,12 +315,14 @@ class HeatmapCell(QFrame):
         return "heads: " + (QTextDocumentFragment.fromHtml(self._title_html).toPlainText() or "map")
 
     def drawn_texts(self) -> list[DrawnText]:
-        """The tick labels of both axes: token names, or the positions and dims they count."""
+        """The tick labels of both axes: token names, or the positions and dims they count;
+        those the grid's scroll area holds out of sight are not in the picture now."""
         if not self.isVisible():
             return []
-        owner, ground = self._owner(), ground_of(self)
-        return [*axis_texts(self.left_axis, self.view, owner, ground),
-                *axis_texts(self.bottom_axis, self.view, owner, ground)]
+        owner, ground, shown = self._owner(), ground_of(self), visible_part(self)
+        return [t for t in (*axis_texts(self.left_axis, self.view, owner, ground),
+                            *axis_texts(self.bottom_axis, self.view, owner, ground))
+                if shown.contains(t.rect)]
 
     def drawn_shapes(self) -> list[DrawnShape]:
         if not self.isVisible() or self.image.image is None:
@@ -339,6 +341,9 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         super().__init__(parent)
         self.setObjectName("color_bar")
         self.setBackground(None)
+        # nothing is drawn behind the bar: a cached background kept the light theme's after a
+        # switch to dark, and the numbers, now in light ink, vanished on it
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
         self.setFixedWidth(COLOR_BAR_PX)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
         self.addItem(self.bar)
@@ -397,6 +402,10 @@ class ColorBarView(pg.GraphicsLayoutWidget):
             if axis.style["showValues"] and axis.orientation in ("left", "right"):
                 axis.setWidth(numbers)
         self.setFixedWidth(max(COLOR_BAR_PX, 16 + numbers + metrics.height() + 4))
+        # the numbers at the bar's ends are centred on them: half a line of room beyond each
+        # end keeps them whole (the bottom "0" was cut at projector type)
+        end = metrics.height() / 2 + 2
+        self.ci.setContentsMargins(1, end, 1, end)
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette

@@ -117,7 +117,7 @@ class MapCell(pg.GraphicsLayout):
             margin = item.document().documentMargin()
             box = item.boundingRect().adjusted(margin, margin, -margin, -margin)
             texts.append(DrawnText(item.toPlainText(), item_in_window(view, item, box), em_px(font),
-                                   item.defaultTextColor(), owner, visible_part(view), ground))
+                                   self.ink, owner, visible_part(view), ground))  # its markup's
         return texts
 
     def set_size(self, tokens: int) -> None:
@@ -304,6 +304,7 @@ class MapGrid(pg.GraphicsLayoutWidget):
             self._ink = self.palette().color(QPalette.ColorRole.WindowText)  # a theme switch
             for cell in self._pool:
                 cell.set_ink(self._ink)
+            self.resetCachedContent()  # the old theme's background, else, stays under the maps
 
     # what a picture check reads ----------------------------------------------------------
     def drawn_texts(self) -> list[DrawnText]:
