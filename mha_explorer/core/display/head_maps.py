@@ -356,7 +356,7 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
                   for h in range(H)]
         scale = signed_scale(arrays)
         masked = " · hatched: masked (−∞)" if cfg.causal else ""
-        caption = (f"scores Q·Kᵀ/√d_k per head (rows: queries, columns: keys), {pick.note}, "
+        caption = (f"scores Q·Kᵀ/√d_k per head, {pick.note}, "
                    f"{rows_note} · {scale.words('score')}{masked}")
         return pick.q_heads(arrays, "score", scale.levels, DIVERGING_COLORMAP, tkv, caption,
                             (r0, r1), masked=cfg.causal, row_ids=ids, clipped=scale.clipped)
@@ -375,7 +375,7 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     elif 0.0 < top < FAINT_WEIGHT:  # over many keys every weight is tiny: the maps look empty
         scale += (f" (the largest weight shown is {top:.2g}, too faint to see on that scale: "
                   "stretch colours shows the pattern)")
-    caption = (f"attention weights softmax(scores) per head (rows: queries, columns: keys), "
+    caption = (f"attention weights softmax(scores) per head, "
                f"{pick.note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
                f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
     return pick.q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, tkv, caption,
