@@ -9,6 +9,8 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRectF
 from PySide6.QtWidgets import QAbstractScrollArea, QGraphicsView
 
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.qt.shell.layouts import bring_to_front
 from tests.qt.drawn_checks import CONTRAST, ink_contrast
 
@@ -21,11 +23,16 @@ def settle_layout() -> None:
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
-def test_at_1280_by_720_the_diagram_keeps_300_rows(make_window):
-    window = make_window(size=(1280, 720))
-    settle_layout()
+def test_at_1280_by_720_the_diagram_keeps_300_rows_at_every_stage(make_window, settle):
+    words = ("the", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired")
+    window = make_window(MHAConfig(d_model=512, n_heads=8, batch=2, seq=len(words), tokens=words,
+                                   device="cpu"), size=(1280, 720))
+    for stage in STAGE_IDS:  # each stage's words differ in length: the header yields, not the picture
+        window.controller.set_stage(stage)
+        settle(window.controller)
+        settle_layout()
+        assert window.stage_view.diagram.height() >= DIAGRAM_PX, (stage, window.stage_view.diagram.size())
     assert window.height() == 720
-    assert window.stage_view.diagram.height() >= DIAGRAM_PX, window.stage_view.diagram.size()
 
 
 @pytest.mark.parametrize("size", SCREENS, ids=IDS)
