@@ -81,3 +81,19 @@ def test_a_kv_choice_the_weights_fix_reads_on_its_button(make_window, theme):
     w, h = image.width(), image.height()
     words = QRectF(0.2 * w, 0.25 * h, 0.6 * w, 0.5 * h)  # the label, inside the frame's border
     assert ink_contrast(image, words) >= CONTRAST
+
+
+def test_the_tables_give_back_generations_room_while_layers_is_open_beside_the_form(qtbot, make_window):
+    window = make_window(size=(1280, 720))
+    docks = window.docks
+    window.layers_panel  # noqa: B018 - built on first need
+    window.generation_panel  # noqa: B018
+    settle_layout()
+    before = docks["shapes"].height()
+    bring_to_front(docks["layers"])  # a tab beside the configuration on a screen this narrow
+    qtbot.waitUntil(lambda: not docks["layers"].visibleRegion().isEmpty(), timeout=5_000)
+    bring_to_front(docks["generation"])  # a roomy view: the row under the stage grows for it
+    qtbot.waitUntil(lambda: docks["generation"].height() > before + 50, timeout=5_000)
+    bring_to_front(docks["shapes"])  # and gives the stage its rows back after it
+    qtbot.waitUntil(lambda: abs(docks["shapes"].height() - before) <= 2, timeout=5_000)
+    assert window.stage_view.diagram.height() >= DIAGRAM_PX
