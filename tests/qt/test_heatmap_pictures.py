@@ -120,3 +120,13 @@ def test_the_colour_bar_runs_over_the_levels_every_map_is_drawn_with(window, set
     assert title == ["X (outliers clipped)"]
     assert window.heatmaps.color_bar.levels()[1] < 50  # the outlier does not set the scale
     assert "clipped at" in window.heatmaps.caption.text()
+
+
+def test_a_head_opened_large_names_its_axes_as_the_grid_does(window, settle, qtbot):
+    for stage in ("input", "softmax"):
+        show_stage(window, settle, stage)
+        dialog = window.heatmaps.open_head(0)
+        qtbot.waitExposed(dialog)
+        words = [t.text for t in drawn(dialog)[0] if t.role in ("rows", "columns")]
+        assert words == list(window.heatmaps.maps.axes.lines()), stage
+        dialog.close()
