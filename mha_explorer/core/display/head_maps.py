@@ -161,8 +161,8 @@ class SignedScale:
         if not self.clipped:
             return f"colour centred on 0, ±{high:.3g}"
         share = f"{self.past:.1%} of the values" if self.past >= 0.001 else "a few values"
-        return (f"colour centred on 0, clipped at ±{high:.3g} ({BULK_SPAN:g} times the median "
-                f"|{name}|): {share} lie past it, out to ±{self.peak:.3g}, drawn in the end colours")
+        return (f"colour centred on 0, clipped at ±{high:.3g} ({BULK_SPAN:g} × the median |{name}|); "
+                f"{share} lie past it, up to ±{self.peak:.3g}")
 
 
 def signed_scale(arrays) -> SignedScale:
