@@ -119,7 +119,7 @@ class StageView(QWidget):
         self._header_box = self._scrolling_box()
         self._fitter = HeaderFitter(self.header, header, top_row, title=self.title,
                                     counter=self.counter, costs=self.costs,
-                                    cuttable=(self.explanation, self.sentence, self.scaling))
+                                    cuttable=(self.explanation, self.scaling, self.sentence))
 
         self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
