@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mha_explorer.core.display.colors import WEIGHTS_COLORMAP, scale_words
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.colormaps import lookup_table
@@ -140,22 +141,34 @@ class DecoderView(QWidget):
             p.setPen(ink)
             p.drawLine(int(bars.left()), int(y), int(bars.right()), int(y))
 
+    def row_caption(self, s) -> str:
+        """The words over step ``s``'s attention rows, with what their colours mean: the rows
+        are coloured from 0 to the step's largest weight."""
+        import numpy as np  # with the first answer, not at start-up
+
+        weights = np.asarray(s.weights)  # [H, S]
+        keys = weights.shape[-1]
+        top = max(float(weights.max()) if weights.size else 0.0, 1e-9)
+        return (f"layer {self._gen.layer}: the new token's attention over its {keys} keys, a row "
+                f"per head; colour {scale_words(WEIGHTS_COLORMAP, 0, top)} (the step's largest "
+                "weight)")
+
     def _paint_row(self, p: QPainter, rect: QRectF, s, ink: QColor) -> None:
         """The new token's attention over the cached keys, a row per head of the shown layer."""
         import numpy as np  # with the first answer, not at start-up
 
         weights = np.asarray(s.weights)  # [H, S]
-        label_h = p.fontMetrics().lineSpacing()
-        p.drawText(QRectF(rect.left(), rect.top(), rect.width(), label_h), Qt.AlignmentFlag.AlignLeft,
-                   f"layer {self._gen.layer}: the new token's attention over its {weights.shape[1]} keys, "
-                   "a row per head (dark: more weight)")
+        top = max(float(weights.max()), 1e-9)  # the colours run from 0 to the step's largest
+        caption = self.row_caption(s)
+        wrap = int(Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap)  # whole, never cut
+        label_h = p.boundingRect(rect, wrap, caption).height()
+        p.drawText(QRectF(rect.left(), rect.top(), rect.width(), label_h), wrap, caption)
         rows = QRectF(rect.left(), rect.top() + label_h, rect.width(), rect.height() - label_h)
         heads, keys = weights.shape
         cell_w, cell_h = rows.width() / max(keys, 1), rows.height() / max(heads, 1)
-        top = max(float(weights.max()), 1e-9)
         for h in range(heads):
             for j in range(keys):
-                color = lookup_table()[int(round(255 * weights[h, j] / top))]
+                color = lookup_table(WEIGHTS_COLORMAP)[int(round(255 * weights[h, j] / top))]
                 cell = QRectF(rows.left() + j * cell_w, rows.top() + h * cell_h, cell_w + 0.5, cell_h - 1)
                 p.fillRect(cell, QColor(int(color[0]), int(color[1]), int(color[2])))
 

@@ -154,7 +154,7 @@ class FieldBox(QWidget):
         self.clear_error()
         self.error_label.setText(f"⚠ {message}")
         self.error_label.show()
-        for i, suggestion in enumerate(suggestions):
+        for suggestion in suggestions:
             text = suggestion_text(suggestion)
             button = QPushButton(text)
             button.setObjectName(suggestion_name(suggestion))
@@ -162,9 +162,22 @@ class FieldBox(QWidget):
             button.clicked.connect(lambda _=False, s=suggestion: on_pick(s))
             if self.space_filter is not None:
                 button.installEventFilter(self.space_filter)
-            self._grid.addWidget(button, i // SUGGESTION_COLUMNS, i % SUGGESTION_COLUMNS)
             self.suggestion_buttons.append(button)
+        columns = self._suggestion_columns()
+        for i, button in enumerate(self.suggestion_buttons):
+            self._grid.addWidget(button, i // columns, i % columns)
         self.suggestion_area.setVisible(bool(suggestions))
+
+    def _suggestion_columns(self) -> int:
+        """Two fixes side by side where both fit the field's width, else one under the other:
+        two wide buttons ("d_model 4,104") widened the form past its dock, cutting the
+        message above them on the right."""
+        widest = max((b.sizeHint().width() for b in self.suggestion_buttons), default=0)
+        spacing = self._grid.horizontalSpacing()
+        columns = SUGGESTION_COLUMNS
+        while columns > 1 and columns * widest + (columns - 1) * spacing > self.width():
+            columns -= 1
+        return columns
 
     def clear_error(self) -> None:
         self.error_label.hide()

@@ -9,12 +9,13 @@ shows the per-sequence bytes against MHA's, so the saving reads at a glance.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -63,6 +64,9 @@ class KVCompareTable(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setAccessibleName("KV cache by variant")
+        # every row in sight, no scroll bar of its own down: the page it is on scrolls
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)
@@ -106,3 +110,18 @@ class KVCompareTable(QWidget):
                 self.table.setItem(r, c, item)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setCurrentCell(-1, -1)  # nothing to select or edit: no focus frame on a cell
+        self._fit_rows()
+
+    def _fit_rows(self) -> None:
+        """As tall as the header, every row and the sideways scroll bar its ten columns need."""
+        table = self.table
+        table.resizeRowsToContents()
+        rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+        bar = table.horizontalScrollBar().sizeHint().height()
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows
+                             + 2 * table.frameWidth() + bar)
+
+    def changeEvent(self, event) -> None:  # Qt's API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # presentation's type: taller rows
+            self._fit_rows()

@@ -103,17 +103,23 @@ class HeaderFitter:
                 return
             self._set_terse(True, presenting)
             text_width = width - TERSE_MARGINS[0] - TERSE_MARGINS[2] - bar
-            for lines in CUT_LINES:
-                for label in self._cuttable:
-                    full = self._full.get(label, "")
-                    cut = elide_lines(full, label.font(), text_width, lines)
-                    label.setText(cut)
-                    label.setToolTip(full if cut != full else "")
-                if self._header.heightForWidth(width) <= budget:
-                    break
+            self._cut(text_width, width, budget)
             self._shrink_title(width - bar, budget + title_spare)
         finally:
             self._fitting = False
+
+    def _cut(self, text_width: int, width: int, budget: int) -> None:
+        """Cut the labels one by one, in the order given (the prose before the data: the
+        sentence, which the class reads off the diagram, last), each to 3, 2, then 1 lines,
+        until the header fits ``budget``."""
+        for label in self._cuttable:
+            full = self._full.get(label, "")
+            for lines in CUT_LINES:
+                cut = elide_lines(full, label.font(), text_width, lines)
+                label.setText(cut)
+                label.setToolTip(full if cut != full else "")
+                if self._header.heightForWidth(width) <= budget:
+                    return
 
     def _shrink_title(self, width: int, room: int) -> None:
         own = self._title.font()

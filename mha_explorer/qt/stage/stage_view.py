@@ -45,6 +45,7 @@ COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagra
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
 CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
+PICTURE_ROWS = 300  # a header above the diagram is cut to fit before the picture gets fewer
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -118,7 +119,7 @@ class StageView(QWidget):
         self._header_box = self._scrolling_box()
         self._fitter = HeaderFitter(self.header, header, top_row, title=self.title,
                                     counter=self.counter, costs=self.costs,
-                                    cuttable=(self.explanation, self.sentence, self.scaling))
+                                    cuttable=(self.explanation, self.scaling, self.sentence))
 
         self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
@@ -286,10 +287,12 @@ class StageView(QWidget):
         """Above a short diagram every line of the header shows whole (HeaderFitter), and one
         cut to fit still shows its title's row whole: at the RoPE stage the q·k plot gives
         some of its least height to the header's box (the view's least, and so the window,
-        stay as they were). ``room``: what the diagram and plot cannot do without."""
+        stay as they were). ``room``: what the diagram and plot keep before the words: at
+        1280×720 a long explanation left the picture 249 rows of the 446."""
         active = self._compact and not self._figure_only and self.isVisible()
         plot = self.rope_plot if self.rope_plot is not None and not self.rope_plot.isHidden() else None
-        room = self.diagram.minimumHeight() + (self.picture.handleWidth() + plot.LEAST if plot else 0)
+        picture = max(self.diagram.minimumHeight(), PICTURE_ROWS)
+        room = picture + (self.picture.handleWidth() + plot.LEAST if plot else 0)
         budget = self.height() - room if active else None
         bar = self._header_box.verticalScrollBar().sizeHint().width()
         self._fitter.fit(self.width(), budget, bar, self._presenting, plot.LEAST - plot.FLOOR if plot else 0)
