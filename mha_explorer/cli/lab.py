@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 
 from mha_explorer.cli.common import fail
+from mha_explorer.cli.flag_types import path_text
 from mha_explorer.console import emit
 from mha_explorer.core.lab.task_catalog import TASKS
+from mha_explorer.core.system.typed_input import TypedInputError, whole_number
 
 EXIT_USAGE = 2
 DEFAULT_HEADS = "1,2,4,8,16"
@@ -61,7 +63,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add("--ablate", dest="lab_ablate", action="store_true", help="zero one head at a time; accuracy drops")
     add("--prune", dest="lab_prune", action="store_true",
         help="greedily remove the least important heads (chosen on one held-out set, reported on another)")
-    add("--out", dest="lab_out", metavar="DIR", help="save every run (safetensors + JSON) and summary.json")
+    add("--out", dest="lab_out", metavar="DIR", type=path_text,
+        help="save every run (safetensors + JSON) and summary.json")
     add("--json", dest="lab_json", action="store_true", help="print JSON instead of a table")
     return p
 
@@ -75,10 +78,10 @@ def shown(text: str) -> str:
 
 
 def _whole(flag: str, text: str, low: int, high: int) -> int:
-    raw = str(text).strip().replace("_", "")
-    if not raw.isascii() or not raw.lstrip("+-").isdigit() or len(raw) > 30:
-        raise LabUsageError(f"argument {flag}: '{shown(text)}' is not a whole number")
-    value = int(raw)
+    try:
+        value = whole_number(text)
+    except TypedInputError as exc:
+        raise LabUsageError(f"argument {flag}: {exc}") from None
     if not low <= value <= high:
         raise LabUsageError(f"argument {flag}: {shown(text)} is out of range ({low}–{high:,})")
     return value

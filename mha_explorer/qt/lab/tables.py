@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QSpinBox, QTableWidget, QTableWidgetItem
 
+from mha_explorer.core.system.typed_input import whole_number
 from mha_explorer.qt.lab.export import summary_tables
 
 COMPARISON_COLUMNS = ("heads", "steps to 95 %", "final accuracy", "mean entropy (bits)",
@@ -13,7 +14,7 @@ COMPARISON_COLUMNS = ("heads", "steps to 95 %", "final accuracy", "mean entropy 
 def parse_head_counts(text: str, d_model: int) -> tuple[int, ...]:
     """Head counts from '1,2,4'; ValueError with a one-line reason."""
     try:
-        counts = tuple(dict.fromkeys(int(p) for p in text.split(",")))
+        counts = tuple(dict.fromkeys(whole_number(p) for p in text.split(",")))
     except ValueError:
         raise ValueError(f"head counts must be whole numbers separated by commas, got '{text}'") from None
     bad = [h for h in counts if h < 1 or d_model % h]
