@@ -35,6 +35,7 @@ from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, QTi
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.system.env import SETTINGS_ENV, settings_from_env
+from mha_explorer.core.system.typed_input import TypedInputError, whole_number
 
 try:
     import fcntl
@@ -61,6 +62,22 @@ def default_settings_file() -> Path:
         xdg = os.environ.get("XDG_CONFIG_HOME", "")
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config"
     return base / "MHA Explorer" / "mha-explorer.ini"
+
+
+def _same(stored, value) -> bool:
+    """Whether a value read back from the INI file (text) is ``value`` (QSettings gives
+    back "true" for True and "3" for 3)."""
+    if isinstance(value, (bool, int, float)) and not isinstance(stored, QByteArray):
+        return str(stored).lower() == str(value).lower()
+    return stored == value
+
+
+def _ini_values(path: Path) -> list[tuple[str, object]]:
+    """Every key and value of the INI file ``path`` (none when QSettings cannot read it)."""
+    found = QSettings(str(path), QSettings.Format.IniFormat)
+    if found.status() != QSettings.Status.NoError:
+        return []
+    return [(key, found.value(key)) for key in found.allKeys()]
 
 
 def read_regular_file(path: Path) -> bytes | None:
@@ -146,6 +163,7 @@ class Preferences(QObject):
         self._memory: dict[str, object] | None = None  # set when the file is ignored
         self._save_error: str | None = None
         self._timer: QTimer | None = None
+        self._changed: set[str] = set()  # keys this window set since it last read or wrote the file
         self._location = self._choose_location(path)
         remove_stale_copies()
         self._copy_dir = tempfile.mkdtemp(prefix=COPY_PREFIX)
@@ -221,13 +239,16 @@ class Preferences(QObject):
         if self._memory is not None:
             self._memory[key] = value
             return
+        if _same(self._qs.value(key), value):
+            return  # not a change of this window's: another window's newer value may stand
         self._qs.setValue(key, value)
+        self._changed.add(key)
         self._schedule_save()
 
     def _int(self, key: str) -> int | None:
         try:
-            return int(self._qs.value(key))
-        except (TypeError, ValueError):
+            return whole_number(str(self._qs.value(key)))
+        except TypedInputError:
             return None
 
     # the last config -----------------------------------------------------------
@@ -239,6 +260,8 @@ class Preferences(QObject):
             data = json.loads(str(raw))
         except ValueError:
             return self._config_ignored("it is not valid JSON")
+        except RecursionError:  # thousands of brackets deep: never a config of ours
+            return self._config_ignored("it is nested too deeply to be a configuration")
         if not isinstance(data, dict):
             return self._config_ignored("it is not a set of named settings")
         try:
@@ -310,6 +333,7 @@ class Preferences(QObject):
             return True
         if self._timer is not None:
             self._timer.stop()
+        self._take_others_values()
         self._qs.sync()
         try:
             data = self._copy.read_bytes() if self._qs.status() == QSettings.Status.NoError else None
@@ -319,11 +343,37 @@ class Preferences(QObject):
                 self._location.parent.mkdir(parents=True, exist_ok=True)
                 safe_files.write_bytes(self._location, data)
                 self._saved = data
+            self._changed.clear()
         except OSError as exc:
             self._report_save_failure(exc)
             return False
         self._save_error = None
         return True
+
+    def _take_others_values(self) -> None:
+        """Another window sharing the file saved since this one read or wrote it: its values
+        stay for every key this window has not changed itself, so a save here writes only
+        this window's own changes over them (merged per key, not the whole state)."""
+        try:
+            theirs = read_regular_file(self._location)
+        except OSError:
+            return  # the save below reports what is wrong with the file
+        if theirs is None or theirs == self._saved:
+            return
+        other = self._copy.with_name("other.ini")
+        try:
+            other.write_bytes(theirs)
+            found = dict(_ini_values(other))
+        except OSError:
+            return
+        finally:
+            other.unlink(missing_ok=True)
+        if not _same(found.get("version"), FORMAT_VERSION):
+            return  # not a file of this version's: nothing of it to keep
+        for key, value in found.items():
+            if key not in self._changed:
+                self._qs.setValue(key, value)
+        self._saved = theirs  # seen: its values are merged into this window's
 
     def _report_save_failure(self, exc: OSError) -> None:
         message = (f"preferences not saved to {self._location}: {safe_files.describe(exc)}; "

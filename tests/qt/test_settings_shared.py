@@ -1,0 +1,58 @@
+"""A settings file the app can always open, and one that two windows share.
+
+A saved configuration nested thousands of brackets deep is ignored with one warning
+(the window opens on the defaults and keeps the file's other preferences); two windows
+writing one file keep each other's changes, key by key. Every file is the test's own.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray
+
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.qt.shell.settings import FORMAT_VERSION, Preferences
+
+
+def _ini_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def test_a_config_nested_thousands_deep_is_ignored_once_and_the_rest_is_kept(qapp, tmp_path):
+    path = tmp_path / "settings.ini"
+    deep = "[" * 100_000 + "]" * 100_000
+    path.write_text(f"[General]\nversion={FORMAT_VERSION}\ntheme=dark\nconfig={_ini_string(deep)}\n")
+    prefs = Preferences(str(path))
+    assert prefs.load_config() is None
+    assert len(prefs.warnings) == 1 and len(prefs.warnings[0].splitlines()) == 1
+    assert str(path) in prefs.warnings[0] and "nested" in prefs.warnings[0]
+    assert prefs.value("theme", "light") == "dark"  # the file is still this app's, and read
+    cfg = MHAConfig(d_model=64, n_heads=4)
+    prefs.save_config(cfg)
+    assert prefs.sync()
+    assert Preferences(str(path)).load_config() == cfg  # the next save replaces the bad value
+
+
+def test_two_windows_on_one_file_keep_each_other_s_changes(qapp, tmp_path):
+    path = tmp_path / "settings.ini"
+    first = Preferences(str(path))
+    first.set_value("theme", "light")
+    first.save_config(MHAConfig(d_model=64, n_heads=4))
+    assert first.sync()
+    early, late = Preferences(str(path)), Preferences(str(path))  # both open on that file
+    early.set_value("theme", "dark")  # the earlier window's change, saved at once
+    assert early.sync()
+    late_cfg = MHAConfig(d_model=96, n_heads=6)
+    late.save_config(late_cfg)  # the later window saves its whole state when it closes
+    late.save_layout(QByteArray(b"geometry"), QByteArray(b"state"))
+    late.set_value("theme", late.value("theme", "light"))  # what it read at its start
+    assert late.sync()
+    again = Preferences(str(path))
+    assert again.value("theme", "") == "dark"
+    assert again.load_config() == late_cfg
+    assert again.load_layout() == (QByteArray(b"geometry"), QByteArray(b"state"))
+    # and a later change of the same key by either window is the one that stays
+    early.set_value("theme", "light")
+    assert early.sync()
+    assert Preferences(str(path)).value("theme", "") == "light"
+    assert Preferences(str(path)).load_config() == late_cfg  # the earlier window did not undo it
+
