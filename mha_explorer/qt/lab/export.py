@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mha_explorer.core.lab.files import refuse_links, write_atomic
 from mha_explorer.core.system.safe_files import check_target
+from mha_explorer.core.text.xml_chars import well_formed
 
 
 def csv_bytes(header: list[str], rows: list[list]) -> bytes:
@@ -101,4 +102,4 @@ def draw(widget, title: str, ext: str) -> bytes:
     if ext == "png" and not target.save(buffer, "PNG"):
         raise OSError(f"could not draw {title}.{ext}")
     buffer.close()
-    return bytes(data.data())
+    return bytes(data.data()) if ext == "png" else well_formed(bytes(data.data()))
