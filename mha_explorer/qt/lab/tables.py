@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QSpinBox, QTableWidget, QTableWidgetItem
 
 from mha_explorer.core.system.typed_input import whole_number
-from mha_explorer.qt.lab.export import summary_tables
+from mha_explorer.qt.lab.export import comparison_rows
 
 COMPARISON_COLUMNS = ("heads", "steps to 95 %", "final accuracy", "mean entropy (bits)",
                       "entropy per head (bits)", "removable heads")
@@ -25,7 +25,7 @@ def parse_head_counts(text: str, d_model: int) -> tuple[int, ...]:
 
 def fill_comparison(table: QTableWidget, summaries: dict[int, dict]) -> None:
     """One row per head count: the same numbers lab-comparison.csv holds."""
-    rows = summary_tables(summaries)["comparison"][1]
+    rows = comparison_rows(summaries)
     table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         shown = [row[0], row[1] if row[1] != "" else "not reached", f"{row[2]:.1%}",
