@@ -35,6 +35,7 @@ from mha_explorer.core.models import head_patterns
 from mha_explorer.core.models.gemma3 import files
 from mha_explorer.core.models.gemma3.description import GEMMA3_270M
 from mha_explorer.core.models.progress import Cancel, Progress
+from mha_explorer.core.models.prompt_memory import check_prompt
 
 D = GEMMA3_270M
 DIGITS = 6  # decimals kept in the JSON; finer than any map's colour
@@ -124,9 +125,10 @@ def heads_report(layer: int, text: str, progress: Progress | None = None,
 
 def decode_report(text: str, steps: int, attention_layer: int | None = None,
                   progress: Progress | None = None, cancel: Cancel | None = None,
-                  on_step: Callable[[Any], None] | None = None) -> dict[str, Any]:
+                  on_step: Callable[[Any], None] | None = None, budget: int | None = None) -> dict[str, Any]:
     """Greedy generation of ``steps`` tokens after ``text`` (<bos> put first), as JSON;
-    ``on_step`` sees each ``GenerationStep`` as it is made."""
+    ``on_step`` sees each ``GenerationStep`` as it is made. ``budget``: the bytes the
+    prompt's pass may take (the memory budget); a longer prompt is a ConfigError."""
     _check_text(text)
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= DECODE_MAX_STEPS:
         fix = [{"steps": min(max(steps, 1), DECODE_MAX_STEPS)}] if isinstance(steps, int) else []
@@ -136,6 +138,8 @@ def decode_report(text: str, steps: int, attention_layer: int | None = None,
         check_layer(attention_layer)
     model = _model(progress, cancel)
     ids, _ = _encode(model, text, D.max_tokens - steps)
+    if budget is not None:
+        check_prompt(D, len(ids), steps, budget)
     from mha_explorer.core.models.gemma3.generate import generate
 
     run = generate(model, ids, steps, attention=attention_layer, on_step=on_step, cancel=cancel)
