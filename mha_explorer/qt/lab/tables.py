@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QSpinBox, QTableWidget, QTableWidgetItem
 
 from mha_explorer.core.system.typed_input import whole_number
 from mha_explorer.qt.lab.export import comparison_rows
+from mha_explorer.qt.whole_spin import WholeSpinBox
 
 COMPARISON_COLUMNS = ("heads", "steps to 95 %", "final accuracy", "mean entropy (bits)",
                       "entropy per head (bits)", "removable heads")
@@ -45,7 +46,7 @@ def fill_ranking(table: QTableWidget, ablation: dict | None) -> None:
 
 
 def spin_box(low: int, high: int, value: int) -> QSpinBox:
-    spin = QSpinBox()
+    spin = WholeSpinBox()  # "1,0" is refused, not read as 10
     spin.setRange(low, high)
     spin.setValue(value)
     return spin

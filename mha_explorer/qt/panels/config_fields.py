@@ -28,6 +28,7 @@ from mha_explorer.core.config import FIELD_LABELS, MHAConfig, sentence_tokens
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.whole_spin import WholeSpinBox
 
 CUSTOM = "Custom"
 KV_MODES = ("MHA", "GQA", "MQA")
@@ -88,7 +89,7 @@ def describe(widget: QWidget, name: str, tip: str) -> QWidget:
 
 
 def spin(name: str, tip: str, maximum: int, minimum: int = 1) -> QSpinBox:
-    spin = QSpinBox()
+    spin = WholeSpinBox()  # "64,64" is refused, not read as 6464
     spin.setRange(minimum, maximum)
     spin.setKeyboardTracking(True)  # every typed digit is an edit; the controller debounces
     spin.setGroupSeparatorShown(True)
