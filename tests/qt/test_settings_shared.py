@@ -7,6 +7,8 @@ writing one file keep each other's changes, key by key. Every file is the test's
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QByteArray
 
 from mha_explorer.core.config import MHAConfig
@@ -56,3 +58,13 @@ def test_two_windows_on_one_file_keep_each_other_s_changes(qapp, tmp_path):
     assert Preferences(str(path)).value("theme", "") == "light"
     assert Preferences(str(path)).load_config() == late_cfg  # the earlier window did not undo it
 
+
+
+def test_a_saved_sentence_that_is_not_utf8_is_ignored_with_its_bytes_named(qapp, tmp_path):
+    path = tmp_path / "settings.ini"
+    saved = MHAConfig(seq=2, tokens=("a", "b")).to_dict()
+    saved["tokens"] = ["a", "\udcff"]  # JSON's "\udcff": a byte that was never UTF-8
+    path.write_text(f"[General]\nversion={FORMAT_VERSION}\nconfig={_ini_string(json.dumps(saved))}\n")
+    prefs = Preferences(str(path))
+    assert prefs.load_config() is None
+    assert len(prefs.warnings) == 1 and "not UTF-8" in prefs.warnings[0] and "\\xff" in prefs.warnings[0]
