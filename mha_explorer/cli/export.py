@@ -68,7 +68,11 @@ def _choices(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[int, int]
         except ValueError as exc:
             raise UsageError(f"argument {flag}: {exc}") from None
     out = Path(args.out)
-    if not args.out.strip() or (out.exists() and not out.is_dir()):
+    try:
+        usable = bool(args.out.strip()) and (not out.exists() or out.is_dir())
+    except OSError as exc:  # a name too long for the system, a loop of links
+        raise UsageError(f"argument --out: {safe_files.describe(exc)}") from None
+    if not usable:
         raise UsageError(f"argument --out: '{args.out}' is not a folder")
     return (*values, out)
 

@@ -8,7 +8,11 @@ writing one file keep each other's changes, key by key. Every file is the test's
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
+import pytest
 from PySide6.QtCore import QByteArray
 
 from mha_explorer.core.config import MHAConfig
@@ -68,3 +72,35 @@ def test_a_saved_sentence_that_is_not_utf8_is_ignored_with_its_bytes_named(qapp,
     prefs = Preferences(str(path))
     assert prefs.load_config() is None
     assert len(prefs.warnings) == 1 and "not UTF-8" in prefs.warnings[0] and "\\xff" in prefs.warnings[0]
+
+
+CRAFTED = {  # a list declaring 2**31 - 1 entries, as QSettings would read it with QDataStream
+    "as written": r"@Variant(\0\0\0\t\x7f\xff\xff\xff)",
+    "quoted": r'"@Variant(\0\0\0\t\x7f\xff\xff\xff)"',
+    "its @ escaped": r"\x40Variant(\0\0\0\t\x7f\xff\xff\xff)",
+    "in a list": r"dark, @Variant(\0\0\0\t\x7f\xff\xff\xff)",
+    "on the next line": "\\\n@Variant(\\0\\0\\0\\t\\x7f\\xff\\xff\\xff)",
+}
+OPEN_AND_READ = """
+import sys
+from PySide6.QtCore import QCoreApplication
+app = QCoreApplication([])
+from mha_explorer.qt.shell.settings import Preferences
+prefs = Preferences(sys.argv[1])
+print(prefs.value("theme", "light"), prefs.load_config() is not None, len(prefs.warnings))
+"""
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_a_serialised_qt_value_never_ends_the_process(tmp_path, case):
+    """Such a value ended the process with std::bad_alloc before the window opened, at every
+    start; it is left out (said once) and the rest of the file is read."""
+    path = tmp_path / "settings.ini"
+    cfg = MHAConfig(d_model=64, n_heads=4)
+    path.write_text(f"[General]\nversion={FORMAT_VERSION}\nconfig={_ini_string(json.dumps(cfg.to_dict()))}\n"
+                    f"theme={CRAFTED[case]}\n")
+    env = {**os.environ, "PYTHONPATH": os.getcwd(), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-c", OPEN_AND_READ, str(path)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split() == ["light", "True", "1"]  # the theme left out, the config read

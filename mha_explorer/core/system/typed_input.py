@@ -39,9 +39,11 @@ def _is_surrogate(c: str) -> bool:
 def bad_bytes(text: str) -> str | None:
     """The part of ``text`` no UTF-8 encodes, for a message ("byte \\xff at character 3"),
     or None when it is all encodable."""
-    where = [i for i, c in enumerate(text) if _is_surrogate(c)]
-    if not where:
+    try:
+        text.encode("utf-8")  # at C speed: a config's sentence is validated on every edit
         return None
+    except UnicodeEncodeError:
+        where = [i for i, c in enumerate(text) if _is_surrogate(c)]
     names = list(dict.fromkeys(
         f"\\x{ord(text[i]) - 0xDC00:02x}" if "\udc80" <= text[i] <= "\udcff" else f"U+{ord(text[i]):04X}"
         for i in where))

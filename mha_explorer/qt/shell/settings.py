@@ -72,6 +72,55 @@ def _same(stored, value) -> bool:
     return stored == value
 
 
+def _elements(value: str) -> list[str]:
+    """A raw INI value split where QSettings makes it a list: at commas outside quotes."""
+    parts, current, quoted, escaped = [], [], False, False
+    for c in value:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == '"':
+            quoted = not quoted
+        elif c == "," and not quoted:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(c)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+def _serialised(element: str) -> bool:
+    """Whether QSettings could read ``element`` as a serialised Qt type: it begins, after its
+    quote, with "@" (as written, or as an escape such as "\\x40") other than the escaped
+    "@@" of a string and the "@ByteArray(" of the window's layout."""
+    body = element[1:] if element.startswith('"') else element
+    if body.startswith("\\"):
+        return True  # an escape there may spell "@"; nothing this app writes begins so
+    return body.startswith("@") and not body.startswith(("@@", "@ByteArray("))
+
+
+def without_serialised_types(data: bytes) -> tuple[bytes, list[str]]:
+    """``data`` (an INI file) without the values QSettings would deserialise as Qt types
+    (``@Variant(...)`` and the like), and the keys dropped. This app writes none: its values
+    are text, numbers, true/false and the layout's byte arrays. A crafted one is read with
+    QDataStream, where a list declaring two thousand million entries ended the process
+    (std::bad_alloc) before the window could open, at every start."""
+    kept, dropped, continued = [], [], False
+    for line in data.decode("utf-8", "surrogateescape").split("\n"):
+        stripped = line.strip()
+        key, sep, value = stripped.partition("=")
+        # a value continued on the next line is not one this app writes either: both lines go
+        bad = continued or bool(sep) and (stripped.endswith("\\") or any(map(_serialised, _elements(value))))
+        continued = bad and stripped.endswith("\\")
+        if bad:
+            dropped.append(key.strip())
+        else:
+            kept.append(line)
+    return "\n".join(kept).encode("utf-8", "surrogateescape"), dropped
+
+
 def _ini_values(path: Path) -> list[tuple[str, object]]:
     """Every key and value of the INI file ``path`` (none when QSettings cannot read it)."""
     found = QSettings(str(path), QSettings.Format.IniFormat)
@@ -172,12 +221,23 @@ class Preferences(QObject):
         data = self._read_location()
         self._saved = data or b""
         if data:
-            self._copy.write_bytes(data)
+            self._copy.write_bytes(self._readable(data))
         self._qs = QSettings(str(self._copy), QSettings.Format.IniFormat)
         self._holder = [self._qs]
         weakref.finalize(self, _discard_copy, self._holder, self._copy_dir, lock_fd)
         if self._memory is None:
             self._check_contents()
+
+    def _readable(self, data: bytes) -> bytes:
+        """The file's bytes for QSettings to read, without the values it would deserialise
+        as Qt types (said once; the next save leaves them out)."""
+        clean, dropped = without_serialised_types(data)
+        if dropped:
+            message = (f"{self.file_name}: ignored {len(dropped)} value(s) this app does not write "
+                       f"(serialised Qt types), first {dropped[0][:40]!r}")
+            log.warning(message)
+            self.warnings.append(message)
+        return clean
 
     # where, and is it ours ----------------------------------------------------------
     def _choose_location(self, path) -> Path:
@@ -362,7 +422,7 @@ class Preferences(QObject):
             return
         other = self._copy.with_name("other.ini")
         try:
-            other.write_bytes(theirs)
+            other.write_bytes(without_serialised_types(theirs)[0])
             found = dict(_ini_values(other))
         except OSError:
             return
