@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mha_explorer.core.lab import run_schema
+from mha_explorer.core.lab.analysis import find_circuit
 from mha_explorer.core.lab.files import RunFileError
 from mha_explorer.core.lab.model import LabModelSpec
+from mha_explorer.core.lab.service import run_summary
 from mha_explorer.core.lab.store import load_meta, load_run, save_run
 from mha_explorer.core.lab.train import TrainSettings, train
 
@@ -83,3 +87,52 @@ def test_a_run_the_app_saved_still_loads(saved, trained):
     meta = load_meta(saved)
     assert [r[0] for r in meta["curve"]] == [r[0] for r in meta["scores"]] == [3, 6, 9]
     assert load_run(saved)[0].curve == trained.curve
+
+
+def test_a_task_that_is_not_text_is_refused(saved):
+    _edit(saved, lambda m: m["spec"].__setitem__("task", ["copy"]))  # raised TypeError (unhashable)
+    _refused(saved, "spec.task")
+
+
+def test_a_pruning_order_with_a_head_twice_in_other_clothes_is_refused(saved):
+    def order(meta):
+        meta["extra"] = {"pruning": {"order": [-0.0, 0, 1], "accuracy": [1.0, 1.0, 1.0],
+                                     "selection_accuracy": []}}
+    _edit(saved, order)  # -0.0 was skipped as no head, so three entries passed for two heads
+    _refused(saved, "pruning.order")
+
+
+# any edit of a saved run: refused in one sentence, or loaded and summarised as the Lab shows it
+_VALUES = st.sampled_from([None, True, 0, -1, 1, 3, 10**30, 1.5, -0.0, "x", "", [], {}, [1], "copy"])
+
+
+@given(edits=st.lists(st.tuples(st.integers(0, 10**6), _VALUES, st.booleans()), min_size=1, max_size=3))
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_edit_of_a_saved_run_is_refused_or_summarised(saved, trained, edits):
+    original = (saved / "run.json").read_text()
+    meta = json.loads(original)
+    for where, value, delete in edits:
+        places = list(_places(meta))
+        parent, key = places[where % len(places)]
+        if delete:
+            del parent[key]
+        else:
+            parent[key] = value
+    (saved / "run.json").write_text(json.dumps(meta))
+    try:
+        run, extra = load_run(saved)
+    except RunFileError as exc:
+        assert "\n" not in str(exc)
+    else:
+        summary = run_summary(run, None, None, find_circuit(run))
+        assert len(summary["score_steps"]) in (0, len(summary["curve"]))
+    finally:
+        (saved / "run.json").write_text(original)
+
+
+def _places(node):
+    """(container, key) of every value inside ``node``."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        yield node, key
+        yield from _places(value)

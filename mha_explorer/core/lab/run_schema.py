@@ -80,7 +80,7 @@ def parse(data: bytes) -> dict:
 def check_spec(spec: Any) -> dict:
     if not isinstance(spec, dict) or set(spec) != set(SPEC_KEYS):
         raise _fail("'spec'", f"must be an object with exactly {', '.join(SPEC_KEYS)}")
-    if spec["task"] not in TASKS:
+    if not isinstance(spec["task"], str) or spec["task"] not in TASKS:  # a list is no key of TASKS
         raise _fail("'spec.task'", f"must be one of {', '.join(TASKS)}")
     for key, (low, high) in LIMITS.items():
         _whole(spec, key, low, high, "spec.")
@@ -194,7 +194,7 @@ def check_extra(extra: Any, heads: int) -> None:
     pr = extra.get("pruning")
     if pr is not None:
         order = pr.get("order") if isinstance(pr, dict) else None
-        if not isinstance(order, list) or sorted(o for o in order if _is_int(o)) != list(range(heads)):
+        if not isinstance(order, list) or not all(map(_is_int, order)) or sorted(order) != list(range(heads)):
             raise _fail("'extra.pruning.order'", f"must list each head 0..{heads - 1} once")
         for key in ("accuracy", "selection_accuracy"):
             values = pr.get(key, [] if key == "selection_accuracy" else None)
