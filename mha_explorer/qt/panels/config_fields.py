@@ -132,6 +132,10 @@ class FieldBox(QWidget):
                 row.addWidget(w, 0, Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag(0))
             if all(isinstance(w, (QCheckBox, QToolButton)) for w in widgets):
                 row.addStretch(1)  # buttons keep their own width, left-aligned
+            for w in widgets:
+                if isinstance(w, WholeSpinBox):  # a number it could not read is said here too
+                    w.refused.connect(self._show_refused)
+        self._refused = ""
 
         self.error_label = QLabel()
         self.error_label.setObjectName(f"error_{field}")
@@ -166,6 +170,14 @@ class FieldBox(QWidget):
             self._grid.addWidget(button, i // SUGGESTION_COLUMNS, i % SUGGESTION_COLUMNS)
             self.suggestion_buttons.append(button)
         self.suggestion_area.setVisible(bool(suggestions))
+
+    def _show_refused(self, message: str) -> None:
+        """A number a field could not read, under it; gone once it reads."""
+        if message:
+            self.show_error(message, [], lambda _fix: None)
+        elif self._refused and self.error_label.text() == f"⚠ {self._refused}":
+            self.clear_error()
+        self._refused = message
 
     def clear_error(self) -> None:
         self.error_label.hide()

@@ -210,11 +210,6 @@ class ControlsPanel(QWidget):
         self.dtype_combo.currentTextChanged.connect(lambda t: self._edit(dtype=t))
         self.device_combo.currentTextChanged.connect(lambda t: self._edit(device=t))
         self.seed_spin.valueChanged.connect(lambda v: self._edit(seed=v))
-        self._refused: dict[str, str] = {}  # per field, the number it could not read
-        for field, box in (("d_model", self.d_model_spin), ("n_heads", self.heads_spin),
-                           ("n_kv_heads", self.kv_spin), ("batch", self.batch_spin), ("seq", self.seq_spin),
-                           ("kv_seq", self.kv_seq_spin), ("seed", self.seed_spin)):
-            box.refused.connect(lambda message, field=field: self._show_refused(field, message))
 
     def _fit_width(self) -> None:
         """Never narrower than the form: the horizontal scroll bar is off, so a form
@@ -352,15 +347,6 @@ class ControlsPanel(QWidget):
     def _on_config_changed(self, cfg: MHAConfig) -> None:
         self._pending = {}
         self._sync(cfg)
-
-    def _show_refused(self, field: str, message: str) -> None:
-        """A number the field could not read, said under it (gone once it reads)."""
-        box = self.boxes[field]
-        if message:
-            box.show_error(message, [], self._apply_suggestion)
-        elif self._refused.get(field) and box.error_label.text() == f"⚠ {self._refused[field]}":
-            box.clear_error()
-        self._refused[field] = message
 
     def _show_error(self, error) -> None:
         for box in self.boxes.values():

@@ -36,6 +36,7 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.system.env import SETTINGS_ENV, settings_from_env
 from mha_explorer.core.system.typed_input import TypedInputError, whole_number
+from mha_explorer.qt.shell.settings_ini import ini_values, same_value, without_serialised_types
 
 try:
     import fcntl
@@ -62,71 +63,6 @@ def default_settings_file() -> Path:
         xdg = os.environ.get("XDG_CONFIG_HOME", "")
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".config"
     return base / "MHA Explorer" / "mha-explorer.ini"
-
-
-def _same(stored, value) -> bool:
-    """Whether a value read back from the INI file (text) is ``value`` (QSettings gives
-    back "true" for True and "3" for 3)."""
-    if isinstance(value, (bool, int, float)) and not isinstance(stored, QByteArray):
-        return str(stored).lower() == str(value).lower()
-    return stored == value
-
-
-def _elements(value: str) -> list[str]:
-    """A raw INI value split where QSettings makes it a list: at commas outside quotes."""
-    parts, current, quoted, escaped = [], [], False, False
-    for c in value:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif c == '"':
-            quoted = not quoted
-        elif c == "," and not quoted:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(c)
-    parts.append("".join(current))
-    return [p.strip() for p in parts]
-
-
-def _serialised(element: str) -> bool:
-    """Whether QSettings could read ``element`` as a serialised Qt type: it begins, after its
-    quote, with "@" (as written, or as an escape such as "\\x40") other than the escaped
-    "@@" of a string and the "@ByteArray(" of the window's layout."""
-    body = element[1:] if element.startswith('"') else element
-    if body.startswith("\\"):
-        return True  # an escape there may spell "@"; nothing this app writes begins so
-    return body.startswith("@") and not body.startswith(("@@", "@ByteArray("))
-
-
-def without_serialised_types(data: bytes) -> tuple[bytes, list[str]]:
-    """``data`` (an INI file) without the values QSettings would deserialise as Qt types
-    (``@Variant(...)`` and the like), and the keys dropped. This app writes none: its values
-    are text, numbers, true/false and the layout's byte arrays. A crafted one is read with
-    QDataStream, where a list declaring two thousand million entries ended the process
-    (std::bad_alloc) before the window could open, at every start."""
-    kept, dropped, continued = [], [], False
-    for line in data.decode("utf-8", "surrogateescape").split("\n"):
-        stripped = line.strip()
-        key, sep, value = stripped.partition("=")
-        # a value continued on the next line is not one this app writes either: both lines go
-        bad = continued or bool(sep) and (stripped.endswith("\\") or any(map(_serialised, _elements(value))))
-        continued = bad and stripped.endswith("\\")
-        if bad:
-            dropped.append(key.strip())
-        else:
-            kept.append(line)
-    return "\n".join(kept).encode("utf-8", "surrogateescape"), dropped
-
-
-def _ini_values(path: Path) -> list[tuple[str, object]]:
-    """Every key and value of the INI file ``path`` (none when QSettings cannot read it)."""
-    found = QSettings(str(path), QSettings.Format.IniFormat)
-    if found.status() != QSettings.Status.NoError:
-        return []
-    return [(key, found.value(key)) for key in found.allKeys()]
 
 
 def read_regular_file(path: Path) -> bytes | None:
@@ -299,7 +235,7 @@ class Preferences(QObject):
         if self._memory is not None:
             self._memory[key] = value
             return
-        if _same(self._qs.value(key), value):
+        if same_value(self._qs.value(key), value):
             return  # not a change of this window's: another window's newer value may stand
         self._qs.setValue(key, value)
         self._changed.add(key)
@@ -423,12 +359,12 @@ class Preferences(QObject):
         other = self._copy.with_name("other.ini")
         try:
             other.write_bytes(without_serialised_types(theirs)[0])
-            found = dict(_ini_values(other))
+            found = dict(ini_values(other))
         except OSError:
             return
         finally:
             other.unlink(missing_ok=True)
-        if not _same(found.get("version"), FORMAT_VERSION):
+        if not same_value(found.get("version"), FORMAT_VERSION):
             return  # not a file of this version's: nothing of it to keep
         for key, value in found.items():
             if key not in self._changed:
