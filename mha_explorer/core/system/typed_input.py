@@ -69,7 +69,7 @@ def whole_number(text: str) -> int:
     raw = str(text).strip()
     if "," in raw:
         raise TypedInputError(f"'{_shown(str(text))}' is not a whole number: a comma is not read "
-                              "as part of a number (write 6464, or 6_464, not 6,464)")
+                              "as part of a number; write digits alone (1000, or 1_000 for a thousand)")
     digits = raw.lstrip("+-").replace("_", "")
     if (not raw.isascii() or not digits.isdigit() or raw.count("+") + raw.count("-") > 1
             or len(digits) > MAX_DIGITS):
