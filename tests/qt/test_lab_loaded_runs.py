@@ -30,7 +30,8 @@ def page(qtbot):
     p.shutdown()
 
 
-def test_a_run_whose_scores_miss_a_curve_row_is_refused_inline(page, qtbot, saved, tmp_path):
+def test_a_run_whose_scores_miss_a_curve_row_is_refused_inline_and_a_good_one_then_opens(
+        page, qtbot, saved, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
     meta = json.loads((saved / "run.json").read_text())
@@ -39,11 +40,8 @@ def test_a_run_whose_scores_miss_a_curve_row_is_refused_inline(page, qtbot, save
     (bad / "model.safetensors").write_bytes((saved / "model.safetensors").read_bytes())
     page.load_folder(str(bad))
     qtbot.waitUntil(lambda: not page.running, timeout=60_000)
-    assert "scores" in page.error.text()
+    assert "scores" in page.error.text()  # said inline, not drawn half and called finished
     assert page.progress.text() == "loading stopped"
-
-
-def test_a_good_run_fills_the_phase_plots(page, qtbot, saved):
     page.load_folder(str(saved))
     qtbot.waitUntil(lambda: not page.running, timeout=60_000)
     assert page.error.text() == "" and page.progress.text() == "loading finished"
