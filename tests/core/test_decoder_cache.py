@@ -197,3 +197,12 @@ def test_a_conversion_that_would_write_other_bytes_is_refused(api):
     with pytest.raises(conversion.error, match="tokenizer.json other than the one this converter writes"):
         dataclasses.replace(conversion, record=wrong).prepare()
     assert _left(api.folder()) == []
+
+
+def test_a_manifest_nested_thousands_deep_is_converted_again_not_a_traceback(api):
+    found = api.prepare()
+    weights = _sha256(found.folder / "model.safetensors")
+    (found.folder / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    again = api.prepare()  # the copy is not trusted: made again, and its manifest is the converter's
+    assert _sha256(again.folder / "model.safetensors") == weights
+    assert json.loads((again.folder / "manifest.json").read_text())["files"]["model.safetensors"]

@@ -19,6 +19,7 @@ from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.specs.norms import RMS_EPS
 from mha_explorer.core.specs.positions import POSITION_KINDS, ROPE_BASE, PositionsSpec
 from mha_explorer.core.specs.weights import LAB, RANDOM, WeightsSpec
+from mha_explorer.core.system.typed_input import TypedInputError, utf8_text
 from mha_explorer.core.variants.registry import FAMILIES, kind_of, variant_fields
 
 WEIGHT_SOURCES = (RANDOM, *MODELS, LAB)  # random, every trained model, a Lab run
@@ -341,6 +342,10 @@ def _check(cfg: MHAConfig) -> None:
     if cfg.tokens is not None:
         if not isinstance(cfg.tokens, tuple) or not all(isinstance(t, str) and t for t in cfg.tokens):
             raise ConfigError("tokens", "tokens must be a tuple of non-empty words")
+        try:  # words that are not UTF-8 (a settings file's "\udcff") have no reading
+            utf8_text(" ".join(cfg.tokens), "the sentence")
+        except TypedInputError as exc:
+            raise ConfigError("tokens", str(exc)) from None
         if len(cfg.tokens) != cfg.seq:
             raise ConfigError(
                 "tokens", f"the sentence has {len(cfg.tokens)} words but the sequence length "

@@ -28,6 +28,7 @@ from mha_explorer.core.config import FIELD_LABELS, MHAConfig, sentence_tokens
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.whole_spin import WholeSpinBox
 
 CUSTOM = "Custom"
 KV_MODES = ("MHA", "GQA", "MQA")
@@ -88,7 +89,7 @@ def describe(widget: QWidget, name: str, tip: str) -> QWidget:
 
 
 def spin(name: str, tip: str, maximum: int, minimum: int = 1) -> QSpinBox:
-    spin = QSpinBox()
+    spin = WholeSpinBox()  # "64,64" is refused, not read as 6464
     spin.setRange(minimum, maximum)
     spin.setKeyboardTracking(True)  # every typed digit is an edit; the controller debounces
     spin.setGroupSeparatorShown(True)
@@ -131,6 +132,10 @@ class FieldBox(QWidget):
                 row.addWidget(w, 0, Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag(0))
             if all(isinstance(w, (QCheckBox, QToolButton)) for w in widgets):
                 row.addStretch(1)  # buttons keep their own width, left-aligned
+            for w in widgets:
+                if isinstance(w, WholeSpinBox):  # a number it could not read is said here too
+                    w.refused.connect(self._show_refused)
+        self._refused = ""
 
         self.error_label = QLabel()
         self.error_label.setObjectName(f"error_{field}")
@@ -178,6 +183,14 @@ class FieldBox(QWidget):
         while columns > 1 and columns * widest + (columns - 1) * spacing > self.width():
             columns -= 1
         return columns
+
+    def _show_refused(self, message: str) -> None:
+        """A number a field could not read, under it; gone once it reads."""
+        if message:
+            self.show_error(message, [], lambda _fix: None)
+        elif self._refused and self.error_label.text() == f"⚠ {self._refused}":
+            self.clear_error()
+        self._refused = message
 
     def clear_error(self) -> None:
         self.error_label.hide()

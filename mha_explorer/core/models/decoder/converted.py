@@ -95,7 +95,7 @@ class CacheRecord:
                                    str(tokenizer["sha256"]), int(tokenizer["bytes"]))
         except OSError as exc:  # a pipe, a link, a giant: named, with what it is
             return None, f"has an unreadable {MANIFEST_FILE} ({exc.strerror or exc})"
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # nested deep: not ours either
             return None, f"has an unreadable {MANIFEST_FILE} (not the record a conversion writes)"
         for file, size in ((found.weights, found.weights_bytes), (found.tokenizer, found.tokenizer_bytes)):
             if file.is_symlink() or not file.is_file():

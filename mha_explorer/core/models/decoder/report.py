@@ -36,6 +36,7 @@ from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models import head_patterns
 from mha_explorer.core.models.description import ModelDescription
 from mha_explorer.core.models.progress import Cancel, Progress
+from mha_explorer.core.models.prompt_memory import check_prompt
 from mha_explorer.core.models.texts import check_text as _check_text
 
 DIGITS = 6  # decimals kept in the JSON; finer than any map's colour
@@ -137,9 +138,11 @@ class DecoderReport:
 
     def decode_report(self, text: str, steps: int, attention_layer: int | None = None,
                       progress: Progress | None = None, cancel: Cancel | None = None,
-                      on_step: Callable[[Any], None] | None = None) -> dict[str, Any]:
+                      on_step: Callable[[Any], None] | None = None, budget: int | None = None
+                      ) -> dict[str, Any]:
         """Greedy generation of ``steps`` tokens after ``text`` (the model's first token put
-        first), as JSON; ``on_step`` sees each ``GenerationStep`` as it is made."""
+        first), as JSON; ``on_step`` sees each ``GenerationStep`` as it is made. ``budget``: the
+        bytes the prompt's pass may take (the memory budget); a longer prompt is a ConfigError."""
         d = self.d
         _check_text(text)
         if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= DECODE_MAX_STEPS:
@@ -150,6 +153,8 @@ class DecoderReport:
             self.check_layer(attention_layer)
         model = self._load(progress, cancel)
         ids, _ = self._encode(model, text, d.max_tokens - steps)
+        if budget is not None:
+            check_prompt(d, len(ids), steps, budget)
         from mha_explorer.core.models.decoder.generate import generate
 
         run = generate(model, ids, steps, attention=attention_layer, on_step=on_step, cancel=cancel)
