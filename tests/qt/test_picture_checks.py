@@ -54,6 +54,8 @@ def test_a_text_on_a_tensor_is_a_fault_unless_it_is_drawn_on_it():
     part = DrawnShape(QRectF(100, 100, 20, 80), "test", "Q.h0")
     assert _kinds(_picture([_text("… 8", 110, 120)], [block])) == [("text on a tensor", ("… 8",))]
     assert _kinds(_picture([_text("h0", 100, 100, 20, 20, on="Q.h0")], [block, part])) == []
+    # another view's words: that view is beside this one, whatever this one's tensor reaches
+    assert _kinds(_picture([_text("… 8", 110, 120, owner="header")], [block])) == []
 
 
 def test_a_text_past_its_view_is_cut():

@@ -98,7 +98,10 @@ def texts_on_shapes(picture: Picture) -> Iterable[Fault]:
     by_name = {(s.owner, s.name): s for s in picture.shapes}
     for text in picture.texts:
         seen = _seen(text)
-        under = [s for s in picture.shapes if _overlap(seen, s.rect) and not _carries(by_name, text, s)]
+        # a view's own tensors: another view's text is never drawn on them (a view's tensor
+        # reaching past its edge is not in sight where the next widget's words are)
+        under = [s for s in picture.shapes if s.owner == text.owner and _overlap(seen, s.rect)
+                 and not _carries(by_name, text, s)]
         if under:
             names = ", ".join(f"{s.kind} {s.name!r}" for s in under[:3])
             yield Fault(picture.name, "text on a tensor", (text.text,), _where(text),
