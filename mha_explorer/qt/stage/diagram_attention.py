@@ -35,7 +35,8 @@ GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this 
 SUM_PT = 14  # 'Σ=1' beside each row
 SCALE_PT = 20  # '× 1/√64 = 0.125' beside the scores
 SUMS_ROWS_MAX = 16  # this few rows, each as tall as its 'Σ=1', carry their own
-DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
+DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star...
+DK_SHARE = 0.6  # ...and never more than this share of the grid's side (d_k = 256 drew Kᵀ as tall)
 GAP_X, GAP_Y = 18, 18
 TILE, TILE_GAP, MAX_TILES = 30, 4, 16
 
@@ -49,6 +50,12 @@ class Cross:
     result: QRectF
     k: float
     under: bool  # the batch and head chips (and the scale) under the result, not beside it
+
+
+def operand_units(ctx: StageContext, width: int) -> float:
+    """An operand's d_k (or d_v) side in log units: shortened, and under the grid's sides."""
+    cfg = ctx.config
+    return min(DK_FACTOR * style.units(width), DK_SHARE * min(style.units(cfg.T), style.units(cfg.S)))
 
 
 def _left_w(ctx: StageContext, under: bool = False) -> float:
@@ -139,8 +146,8 @@ def _k_with(ctx: StageContext, left: float, top: float, under: bool | None = Non
     cfg = ctx.config
     if under is None:
         under = words_under(ctx, left, top)
-    uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
-    udv = DK_FACTOR * style.units(value_widths(ctx.plan).head[1])  # V's width beside the grid
+    uT, uS, udk = style.units(cfg.T), style.units(cfg.S), operand_units(ctx, cfg.d_k)
+    udv = operand_units(ctx, value_widths(ctx.plan).head[1])  # V's width beside the grid
     free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx, under) - GAP_X - left - _right_w(ctx, under)
     room_h = (ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
               - _under_h(under))
@@ -243,7 +250,7 @@ def scores_cross(ctx: StageContext) -> Cross:
     bands = token_bands(ctx)
     under = words_under(ctx, bands.left, bands.top)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    dk = max(style.min_side(), DK_FACTOR * k * style.units(cfg.d_k))
+    dk = max(style.min_side(), k * operand_units(ctx, cfg.d_k))
     above = dk + max(GAP_Y, bands.top)  # the key words between Kᵀ and the grid, not on Kᵀ
     content_h = top_space() + above + gh + bottom_space() + _under_h(under) + _strip_h(ctx)
     x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h, under)
@@ -259,7 +266,7 @@ def weighted_cross(ctx: StageContext) -> Cross:
     bands = token_bands(ctx)
     under = words_under(ctx, bands.left, bands.top)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    dk = max(style.min_side(), DK_FACTOR * k * style.units(value_widths(ctx.plan).head[1]))
+    dk = max(style.min_side(), k * operand_units(ctx, value_widths(ctx.plan).head[1]))
     above = max(gw + GAP_Y, bands.top)  # V, or the key words over the weights if taller
     x, y = _origin(ctx, bands.left + gw + GAP_X + dk,
                    top_space() + above + gh + bottom_space() + _under_h(under), under)
