@@ -29,7 +29,8 @@ ONES_COLOR = "#7F7F7F"  # the reference curve, in D's neutral grey
 LAYER_COLOR = "#CC79A7"  # d_k's reddish purple: a head's own vectors
 WINDOW_COLOR = "#D55E00"
 AXIS_AIR = 6  # pixels between an axis's ticks' words and its own
-PLOT_LINES = 8  # lines of the widget's type the curves and their axes keep under the caption
+PLOT_LINES = 8  # lines of the widget's type the curves and their axes keep under the caption...
+PLOT_LEAST_LINES = 4  # ...or at least, squeezed: ticks and curves, the axes' words left to the key
 
 
 def max_distance(cfg: MHAConfig) -> int:
@@ -55,7 +56,7 @@ class RopePlot(QWidget):
     (pg.PlotDataItem), ``window_line`` (pg.InfiniteLine, hidden without a window),
     ``refresh()`` (on config_changed and trace_ready)."""
 
-    LEAST = 110  # its curves and legend still read; more, and a laptop's window outgrew its screen
+    LEAST = 110  # its curves and key still read; more, and a laptop's window outgrew its screen
     FLOOR = 90  # the least it keeps when giving height to the stage's title above
 
     def __init__(self, controller, parent: QWidget | None = None) -> None:
@@ -96,17 +97,21 @@ class RopePlot(QWidget):
         return plot
 
     def least(self) -> int:
-        """Its least height: LEAST, or more where its type is larger (the plot keeps
-        PLOT_LINES lines of it, the key and a line of the caption theirs)."""
+        """The height the stage view keeps for it: LEAST, or more where its type is larger
+        (the plot PLOT_LINES lines of it, the key and a line of the caption theirs)."""
         line = QFontMetricsF(self.font()).lineSpacing()
-        return max(self.LEAST, int(self.plot.minimumHeight() + 2 * line + 6))
+        return max(self.LEAST, int(PLOT_LINES * QFontMetricsF(self.font()).height() + 2 * line + 6))
+
+    def squeezed(self) -> int:
+        """The least it can be squeezed to (a window too crowded to give the centre what it
+        asks): the plot PLOT_LEAST_LINES lines, the key and a line of the caption."""
+        line = QFontMetricsF(self.font()).lineSpacing()
+        return int(self.plot.minimumHeight() + 2 * line + 6)
 
     def give_height(self, short: int) -> int:
-        """Let its least height fall below ``least()`` by ``short`` pixels, never more than
-        LEAST − FLOOR (0 or less: back to the least); returns the pixels given."""
-        give = max(0, min(short, self.LEAST - self.FLOOR))
-        self.setMinimumHeight(self.least() - give)
-        return give
+        """How much of ``least()`` it gives the stage's title above, ``short`` pixels but never
+        more than LEAST − FLOOR (0 or less: none)."""
+        return max(0, min(short, self.LEAST - self.FLOOR))
 
     def refresh(self) -> None:
         cfg = self.controller.config
@@ -141,6 +146,7 @@ class RopePlot(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_caption()
+        self._fit_axes()
         self._fit_ticks()
 
     def _fit_ticks(self) -> None:
@@ -171,7 +177,6 @@ class RopePlot(QWidget):
         px = QFontMetricsF(font).height()
         ink = self.palette().color(QPalette.ColorRole.Text)  # pyqtgraph's grey read 3:1 on white
         self.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
-        metrics = QFontMetricsF(font)
         for side, words in (("bottom", "distance m − n"), ("left", "q·k")):
             axis = self.plot.getPlotItem().getAxis(side)
             axis.setStyle(tickFont=font)
@@ -179,22 +184,36 @@ class RopePlot(QWidget):
             axis.setPen(ink)
             axis.label.setFont(font)
             axis.setLabel(words, color=ink.name())
-            # room for the ticks' words and the axis's own under (or beside) them: pyqtgraph
-            # sets its word a few pixels past its edge and over its ticks
+        self.plot.setMinimumHeight(int(PLOT_LEAST_LINES * px))
+        self.setMinimumHeight(self.squeezed())
+        self._labelled = None
+        self._fit_axes()
+
+    def _fit_axes(self) -> None:
+        """Room for the ticks' words and each axis's own word under (or beside) them, as
+        pyqtgraph sets its word a few pixels past its edge; a plot squeezed under its least
+        height (a crowded window gives the centre less than it asks) keeps its ticks and
+        leaves the axes' words to the caption and the key, rather than cutting them."""
+        labelled = self.plot.height() >= PLOT_LINES * QFontMetricsF(self.font()).height() - 1
+        if labelled == self._labelled:
+            return
+        self._labelled = labelled
+        metrics = QFontMetricsF(self.font())
+        for side in ("bottom", "left"):
+            axis = self.plot.getPlotItem().getAxis(side)
+            axis.showLabel(labelled)
             ticks = abs(axis.style["tickLength"]) + axis.style["tickTextOffset"][1 if side == "bottom" else 0]
-            label = axis.label.boundingRect().height()
+            label = axis.label.boundingRect().height() if labelled else 0.0
             if side == "bottom":
                 axis.setHeight(int(ticks + metrics.height() + label + AXIS_AIR))
             else:
                 axis.setWidth(int(ticks + metrics.horizontalAdvance("−0000") + label + AXIS_AIR))
-        self.plot.setMinimumHeight(int(PLOT_LINES * px))
-        self.setMinimumHeight(self.least())
 
     def _fit_caption(self) -> None:
         """The caption in the lines the plot's height leaves over the plot's own room, cut at a
         whole line with "…" (full text on hover): squeezed, it showed half a line at each edge."""
         font = self.caption.font()
-        room = self.plot.minimumHeight() + self.key.sizeHint().height()
+        room = PLOT_LINES * QFontMetricsF(self.font()).height() + self.key.sizeHint().height()
         lines = max(1, int((self.height() - room) // QFontMetricsF(font).lineSpacing()))
         cut = elide_lines(self._said, font, self.width() - ELLIPSIS_AIR, lines)
         self.caption.setText(cut)
