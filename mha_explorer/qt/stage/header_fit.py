@@ -110,16 +110,19 @@ class HeaderFitter:
                 return
             self._set_terse(True, presenting)
             text_width = width - TERSE_MARGINS[0] - TERSE_MARGINS[2] - bar
+            # measured beside the scroll bar a header too tall for its box shows: without it
+            # the words wrapped a line shorter than they are drawn, and the last was cut
+            inside = width - bar
             for lines in CUT_LINES:
                 for label in self._cuttable:
                     full = self._full.get(label, "")
                     cut = elide_lines(full, label.font(), text_width, lines)
                     label.setText(cut)
                     label.setToolTip(full if cut != full else "")
-                if self._header.heightForWidth(width) <= budget:
+                if self._header.heightForWidth(inside) <= budget:
                     break
-            self._drop_lines(width, budget)
-            self._cut_formula(width, text_width, budget)
+            self._drop_lines(inside, budget)
+            self._cut_formula(inside, text_width, budget)
             self._shrink_title(width - bar, budget + title_spare)
         finally:
             self._fitting = False
