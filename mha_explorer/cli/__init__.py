@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mha_explorer.cli import compare, decode, export, heads, lab, shapes, tiles, window
+from mha_explorer.cli import compare, decode, export, heads, lab, pictures, shapes, tiles, window
 from mha_explorer.cli.common import (
     EXIT_USAGE,
     Parser,
@@ -31,6 +31,7 @@ SUBCOMMANDS = (
     tiles,
     lab,
     compare,
+    pictures,
 )
 
 if TYPE_CHECKING:
