@@ -8,9 +8,12 @@ the window builds, waits for the window's first ComputeRequest on stdin, answers
 Trace on stdout and exits; the window's own torch loads after that, for every later run.
 
 It is used only where it can win: two or more cores, and a first config small enough that
-its trace crosses the pipe in milliseconds. Whatever goes wrong with it (it died, torch
-failed there) the window computes the first trace itself, so the result is never missing.
-No Qt here: the child imports only the engine.
+its trace crosses the pipe in milliseconds. Until the window asks for its trace (once the
+window's first frame is on screen) it runs only on CPU time nothing else wants (Linux's
+SCHED_IDLE): on a quiet machine that is a core of its own, as before, but on two busy cores it
+made the window appear about 0.4 s later, taking CPU from the window and the X server.
+Whatever goes wrong with it (it died, torch failed there) the window computes the first trace
+itself, so the result is never missing. No Qt here: the child imports only the engine.
 
 Protocol: one pickled ComputeRequest in; pickled ("progress", fraction, words) messages,
 then ("trace", Trace) or ("error", message), out. Both ends are this package's own code.
@@ -18,6 +21,7 @@ then ("trace", Trace) or ("error", message), out. Both ends are this package's o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -68,6 +72,7 @@ class EarlyEngine:
                                        start_new_session=True)
         except OSError:
             return None
+        _set_policy(process.pid, "SCHED_IDLE")  # spare CPU only, while the window starts
         return cls(process)
 
     @property
@@ -77,6 +82,7 @@ class EarlyEngine:
     def run(self, request: ComputeRequest, cancel: Callable[[], bool], progress: Progress) -> Trace:
         """The request's trace, computed by the child (call once, on the jobs thread). Raises
         Cancelled when ``cancel`` says so, EarlyEngineLost when the child cannot answer."""
+        _set_policy(self.pid, "SCHED_OTHER")  # the window is up: an ordinary share from now on
         try:
             try:
                 pickle.dump(request, self._process.stdin)
@@ -151,6 +157,14 @@ class FirstRunEarly:
         early, self._early = self._early, None
         if early is not None:
             early.close()
+
+
+def _set_policy(pid: int, policy: str) -> None:
+    """Linux's scheduling policy for process ``pid``, one of ours. Any user may send it to
+    SCHED_IDLE; back needs RLIMIT_NICE of 20 or privilege, and where refused (or on another
+    system) it keeps the policy it has."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setscheduler(pid, getattr(os, policy), os.sched_param(0))
 
 
 def _send(message: tuple) -> None:
