@@ -70,9 +70,9 @@ class HeldArray:
 
     def __array__(self, dtype=None, copy=None):
         if self._whole is None:
-            self._whole = self._read(())
-        whole = self._whole
-        return whole if dtype is None else whole.astype(dtype, copy=False)
+            self._whole = self._read(())  # kept: a second whole read copies nothing
+        whole = self._whole if dtype is None else self._whole.astype(dtype, copy=False)
+        return whole.copy() if copy and whole is self._whole else whole
 
     def transpose(self, *axes: int) -> HeldArray:
         axes = tuple(axes[0]) if len(axes) == 1 and not isinstance(axes[0], int) else axes

@@ -174,7 +174,7 @@ class GroupedRun:
         for i0 in range(0, len(picked), step):
             self.work.check()
             rows = picked[i0:i0 + step]
-            index = torch.tensor(rows, device=qt.device)
+            index = upload(np.asarray(rows, dtype=np.int64), qt.device)  # [r], without a device wait
             q_rows = qt.index_select(2, index)  # [1, H, r, d_k]: the picked rows only
             visible = [spec.visible(r, r + 1, T, S) for r in rows]  # each [1, S] or None
             if visible[0] is None:
