@@ -22,7 +22,7 @@ event-loop stall while the worker computes the largest config within the budget 
 Every launch starts with fresh settings (a first launch) and runs under ``taskset`` on the
 CPUs given (default: all this process may use).
 
-Run: python benchmarks/bench_startup.py [--repeat 5] [--cpus 0,1] [--launches-only]
+Run: python benchmarks/bench_startup.py [--repeat 6] [--cpus 0,1] [--launches-only]
 """
 
 from __future__ import annotations
@@ -262,17 +262,14 @@ def bench_pairs(launcher: Launcher, repeat: int) -> None:
     for argv in commands.values():
         launcher.window(argv)
     rounds: list[tuple[tuple[float, float], dict[str, Launch]]] = []
-    print(f"\n1. window visible on the X screen against the baseline, {repeat} rounds, each in another "
-          f"order: the launch right after the baseline's torch import runs slower ({load()})")
-    names = ["baseline", *commands]
+    print(f"\n1. window visible on the X screen against the baseline, {repeat} rounds: the baseline, "
+          f"then the windows, each round starting with the next one (the launch right after the "
+          f"baseline's torch import runs slower) ({load()})")
+    names = list(commands)
     for i in range(repeat):
+        base = launcher.baseline()
         order = names[i % len(names):] + names[:i % len(names)]
-        launches, base = {}, (0.0, 0.0)
-        for name in order:
-            if name == "baseline":
-                base = launcher.baseline()
-            else:
-                launches[name] = launcher.window(commands[name])
+        launches = {name: launcher.window(commands[name]) for name in order}
         rounds.append((base, launches))
         shown = ", ".join(f"{name} {_ms(launches[name].mapped)} ms (ratio "
                           f"{launches[name].mapped / base[0]:.2f})" for name in commands)
@@ -389,7 +386,8 @@ def bench_in_process(repeat: int) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=6,
+                   help="rounds (a multiple of 3 puts each window first equally often)")
     p.add_argument("--cpus", help="taskset CPU list for every launch, e.g. 0,1 (default: all)")
     p.add_argument("--launches-only", action="store_true", help="only 1 and 2, the launches")
     p.add_argument("--heatmaps-only", action="store_true", help="only 2, the first heatmaps")
