@@ -5,13 +5,13 @@ CPU: engine.run against nn.MultiheadAttention with per-head weights (need_weight
 average_attn_weights=False), fp32, weights warm; each row the median of alternating runs of both.
 Goal: engine / torch <= 1.25 at (768, 12, 1, 1024) and (4096, 32, 1, 2048).
 
-GPU (when CUDA is available): for each config, the engine's run until it returns (its one wait
-included: the device's work done and the shown batch element's pieces on the host), the
-device's time for its stages (CUDA events), then reading every stage's maps of the shown
-element as the views do; against projections + F.scaled_dot_product_attention + W_O, and
-nn.MultiheadAttention with per-head weights where H = Hkv, each waited for. Goals: the whole
-trace at (D 4096, H 32, Hkv 8, B 1, T 4096) within 1 s; at most 2x projections + SDPA at
-(768, 12, 1, 1024).
+GPU (when CUDA is available): for each config, the engine's run until it returns (its one
+wait included: the device's work done; the shown batch element's pieces may still be crossing
+to the host), the device's time for its stages (CUDA events), then reading every stage's maps
+of the shown element as the views do (waiting for those pieces, copying any other); against
+projections + F.scaled_dot_product_attention + W_O, and nn.MultiheadAttention with per-head
+weights where H = Hkv, each waited for. Goals: the whole trace at (D 4096, H 32, Hkv 8, B 1,
+T 4096) within 1 s; at most 2x projections + SDPA at (768, 12, 1, 1024).
 
     python benchmarks/bench_engine.py [--cpu-only] [--gpu-only]
 """
@@ -152,9 +152,9 @@ def bench_gpu(repeats: int = 7) -> None:
               f"{ref_s * 1e3:7.2f}ms {mha_s} {run_s / ref_s:7.2f}  {goal}", flush=True)
         traces.clear()
         torch.cuda.empty_cache()
-    print("run: engine.run until it returns (the device done and the shown element's pieces on the "
-          "host); stages: the device's time by CUDA events; maps: every stage's maps of that "
-          f"element read as the views do ({load()})")
+    print("run: engine.run until it returns (the device's work done); stages: the device's time "
+          "by CUDA events; maps: every stage's maps of the shown element read as the views do, the "
+          f"early copies waited for and anything else copied ({load()})")
 
 
 def main() -> None:

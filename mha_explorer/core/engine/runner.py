@@ -5,7 +5,7 @@ Everything it hands back reads as float32 numpy or is plain Python, so the views
 touch torch: CPU float32 tensors as numpy sharing their memory, others held where they were
 computed and copied to the host a piece at a time (core/kernels/host.py). On a GPU nothing
 waits for the device until the run's end: stages are timed with events, and the one wait is
-for the pieces the views draw first.
+for the device's work (the copies to the host go on behind it, on a stream of their own).
 """
 
 from __future__ import annotations
@@ -203,8 +203,9 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     copies = HostCopies(device, shown=layout.show_batch if layout.full else 0)
     job = LayerJob(cfg, source, weights, device, dtype, layout, work, clock, copies)
     done = importlib.import_module(family.compute_module).run_layer(job)
-    norms = tuple(float(n) for n in to_numpy(done.norms))  # the device's work is done here
-    copies.wait()
+    # the one wait: the device's work is done here; the early copies to the host may still be
+    # landing, and a view reading one waits for them (DeviceArray)
+    norms = tuple(float(n) for n in to_numpy(done.norms))
     tokens_q, tokens_kv = source.tokens(cfg)
     return Trace(
         config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,

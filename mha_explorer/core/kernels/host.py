@@ -6,7 +6,7 @@ stays where it was computed as a HeldArray (core/stages/held.py), and only piece
 
 - while the run goes on, the batch element the views draw first (the request's), for every
   tensor whose piece is small enough to cross in well under a millisecond, copied on a stream
-  of its own into pinned memory, behind the work that made it (the run waits once, at its end);
+  of its own into pinned memory, behind the work that made it (the first read waits for it);
 - anything else (another batch element, a long sequence's attention maps) when a view indexes it.
 """
 
@@ -96,9 +96,9 @@ class DeviceArray(HeldArray):
 
 
 class HostCopies:
-    """One run's crossings: ``keep(t)`` for each tensor the trace keeps, ``wait()`` once
-    at the end. ``shown``: the index on the kept tensors' first axis of the batch element
-    the views draw first (None: none of them)."""
+    """One run's crossings: ``keep(t)`` for each tensor the trace keeps; ``wait()``, before
+    the first read of what it copied. ``shown``: the index on the kept tensors' first axis of
+    the batch element the views draw first (None: none of them)."""
 
     def __init__(self, device: str, shown: int | None) -> None:
         self.shown = shown
@@ -127,7 +127,7 @@ class HostCopies:
         return host
 
     def wait(self) -> None:
-        """Every early copy is on the host (the one wait of a run on a GPU)."""
+        """Every early copy is on the host (a reader's first wait; later ones return at once)."""
         if self._pending:
             self._stream.synchronize()
             self._pending = False
