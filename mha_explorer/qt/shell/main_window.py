@@ -48,7 +48,7 @@ WINDOW_TITLE = "MHA Explorer"
 BEHIND_TABS = ("params", "layers", "generation")
 HEADS_MODULE = "mha_explorer.qt.heads.heads_panel"  # with pyqtgraph and numpy under it
 # a window that is never painted (started minimised) still computes, this long after it asked
-FIRST_FRAME_WAIT_MS = 2000
+FIRST_FRAME_WAIT_MS = 5000
 
 
 class MainWindow(FirstPaint, QMainWindow):
