@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import pickle
 import pickletools
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,6 +124,44 @@ def _may_leave_idle() -> bool:
     import resource
 
     return resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20
+
+
+def _reading_stdin(pid: int) -> bool:
+    """Blocked in read(0, ...): waiting for GO, or for the request."""
+    return Path(f"/proc/{pid}/syscall").read_text().split()[:2] == ["0", "0x0"]
+
+
+def _loaded_torch(pid: int) -> bool:
+    return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def _wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"the early process never got to {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="reads Linux's /proc")
+def test_on_two_cores_torch_loads_once_the_window_is_shown(monkeypatch):
+    """Begun at launch, the child's torch import slowed the window's own imports by a quarter
+    on two cores; it waits for GO, which the window sends once it is shown. With cores to
+    spare it begins at launch."""
+    monkeypatch.setattr(early_engine, "usable_cores", lambda: 2)
+    engine = EarlyEngine.start()
+    try:
+        _wait_for(lambda: _reading_stdin(engine.pid), "wait for GO")
+        assert not _loaded_torch(engine.pid)
+        engine.go()
+        _wait_for(lambda: _loaded_torch(engine.pid) and _reading_stdin(engine.pid), "load torch")
+    finally:
+        engine.close()
+    monkeypatch.setattr(early_engine, "usable_cores", lambda: early_engine.GO_AT_LAUNCH_CORES)
+    engine = EarlyEngine.start()
+    try:
+        _wait_for(lambda: _loaded_torch(engine.pid), "load torch without GO")
+    finally:
+        engine.close()
 
 
 def test_one_core_starts_no_early_process(monkeypatch):

@@ -57,6 +57,8 @@ def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
     if theme:
         window.set_theme(theme)
     window.show()
+    if early is not None:
+        early.go()  # its torch import, if it has not begun: the window's own imports are done
     if present:
         window.set_presentation(True)
     window.compute_after_first_frame()  # torch loads after the first frame is on screen
