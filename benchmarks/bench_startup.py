@@ -194,15 +194,19 @@ class Launcher:
             t0 = time.time()
             process = subprocess.Popen(self.prefix + argv, env=run_env, cwd=tmp, stdout=log, stderr=log)
             seen = self.watcher.wait_for(process.pid, LAUNCH_TIMEOUT_S)
+            drawn = True
             if seen is not None and argv[-1] == MARKED_LAUNCH:  # its heatmaps too
-                self._wait_for_mark(marks_file, "heatmaps drawn", process)
+                drawn = self._wait_for_mark(marks_file, "heatmaps drawn", process)
+            ended = process.poll()  # None: it was still running when it was closed
             self._close(process)
             self.watcher.forget()
-            if seen is None:
-                log.seek(0)
-                said = log.read()[-2000:]
-                raise RuntimeError(f"no window from {argv[:3]} in {LAUNCH_TIMEOUT_S} s:\n{said}")
+            log.seek(0)
+            said = log.read()[-2000:]
             log.close()
+            if seen is None:
+                raise RuntimeError(f"no window from {argv[:3]} in {LAUNCH_TIMEOUT_S} s:\n{said}")
+            if not drawn:
+                print(f"  a launch drew no heatmaps (exit code {ended}); it said:\n{said}", flush=True)
             marks = {}
             for line in marks_file.read_text().splitlines():
                 name, _, when = line.rpartition(" ")
@@ -211,12 +215,13 @@ class Launcher:
             return Launch(seen.mapped - t0, seen.painted - t0, seen.cpu or float("nan"), marks)
 
     @staticmethod
-    def _wait_for_mark(path: Path, name: str, process: subprocess.Popen) -> None:
+    def _wait_for_mark(path: Path, name: str, process: subprocess.Popen) -> bool:
         end = time.time() + LAUNCH_TIMEOUT_S
         while time.time() < end and process.poll() is None:
             if name in path.read_text():
-                return
+                return True
             time.sleep(0.05)
+        return name in path.read_text()
 
     @staticmethod
     def _close(process: subprocess.Popen) -> None:
