@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
@@ -60,7 +59,9 @@ def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
     if theme:
         window.set_theme(theme)
     window.show()
+    if early is not None:
+        early.go()  # its torch import, if it has not begun: the window's own imports are done
     if present:
         window.set_presentation(True)
-    QTimer.singleShot(0, window.compute_gate.start)  # torch loads after the first paint
+    window.compute_after_first_frame()  # torch loads after the first frame is on screen
     return exit_code(sigint, app.exec())
