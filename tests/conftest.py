@@ -1,38 +1,48 @@
-"""Shared test setup for every test folder.
+"""Shared test setup for every test folder, and the conventions a new test follows.
 
 Running the suite
-    ``python -m pytest`` runs every test in one process (the README's line).
-    CI (``.ci/run``) runs the same tests on two workers:
-    ``python -m pytest -n 2 --dist loadgroup --durations=30``; any ``-n`` works, and
-    ``-m "not slow"`` leaves out the few long checks for a quick look before a commit.
+    ``python -m pytest`` runs every test in one process (the README's line). CI
+    (``.ci/run``) runs the same tests on a worker per core:
+    ``python -m pytest -n auto --dist loadgroup --durations=30``. ``-m "not slow"`` leaves
+    out the long checks for a quick look before a commit.
 
 What this file sets up for every run
-    - Qt's offscreen platform (below), so no test opens a real display.
-    - A cache of converted models of the run's own (``MHA_EXPLORER_CACHE_DIR``, a fresh
-      temporary folder removed at the end, shared by the workers and the child
-      processes they start): Gemma 3 is converted into it once per run (about 15 s),
-      never into the person's ``~/.cache/mha-explorer``. To keep a conversion between
-      runs, name a folder of the tests' own in ``MHA_EXPLORER_TEST_CACHE``.
-    - One torch thread per worker under pytest-xdist (``OMP_NUM_THREADS=1``, inherited
-      by the processes a test starts): two workers on two cores, not four threads.
-    - The ``slow`` tests first, so that on several workers none of them starts last.
+    - Qt's offscreen platform, so no test opens a real display.
+    - A cache of converted models of the run's own (``MHA_EXPLORER_CACHE_DIR``: a fresh
+      temporary folder, removed at the end, inherited by the workers and by every process a
+      test starts). Gemma 3 is converted into it once per run (about 15 s of CPU), never
+      into the person's ``~/.cache/mha-explorer``. ``MHA_EXPLORER_TEST_CACHE=<folder>``
+      names a folder of the tests' own to keep between runs instead. A test that corrupts
+      or replaces a converted file still copies it into its ``tmp_path`` first.
+    - One torch thread per worker under pytest-xdist (``OMP_NUM_THREADS=1``, inherited by
+      the processes a test starts): two workers on two cores, not four threads fighting.
+    - The ``slow`` tests first, so that none of them starts last while the other workers
+      have nothing left to do.
 
-Markers (declared in pyproject.toml)
-    ``slow``: over about 5 s of CPU on its own; CI runs it, ``-m "not slow"`` skips it.
-    ``gpu``: needs a CUDA device. ``xdist_group(name)``: tests that share something
-    costly to build run on one worker, which builds it once. The groups in use:
-    ``"gemma3"`` (a test that loads Gemma 3 270M: 1-3 GB a process) and ``"minilm"``
-    (MiniLM-L6's weights), ``"induction"`` (the trained induction pair below).
+Markers (``slow`` and ``gpu`` are declared in pyproject.toml)
+    ``slow``: over about 5 s of CPU on its own. CI runs it; mark a new test slow when it
+    costs that much, and give it a small default size where the claim allows one (the
+    full size behind an environment variable, as tests/qt/test_soak.py does).
+    ``gpu``: needs a CUDA device.
+    ``xdist_group(name)``: the tests of a group run on one worker, where what they share is
+    built once. The groups in use: ``"trained-models"``, every test that loads Gemma 3
+    270M's weights or vocabulary (1-3 GB a process, and the conversion); ``"induction"``,
+    the tests that read ``induction_pair``. Without ``--dist loadgroup`` the marks change
+    nothing; a test must pass alone and in any order.
 
-Fixtures shared by every folder (here)
-    ``induction_pair``: the Lab's one- and two-layer induction runs, trained once per
-    run (about 10 s of CPU) and read by every test that studies them; read-only.
+Fixtures shared by every folder (defined here)
+    ``induction_pair``: {1: run, 2: run}, the Lab's induction task trained with one and two
+    attention layers (500 steps, seed 0; about 10 s of CPU), once per worker; read-only.
+    Mark the test ``xdist_group("induction")``.
 
-Fixtures of tests/qt/conftest.py
-    ``make_window`` / ``make_controller`` / ``controller`` / ``settle`` as before, and
-    ``shared_window``: one main window per test module for tests that only look at it
-    (read-only: a test that edits the config, resizes, presents or closes it builds
-    its own with ``make_window``). Waits name their timeout from tests/qt/waits.py.
+Fixtures of tests/qt (tests/qt/conftest.py) and its waits (tests/qt/waits.py)
+    ``make_window`` and ``make_controller`` (a window or controller per call, closed after
+    the test), ``controller``, ``settle``; ``shared_window``: one main window per module for
+    tests that only look at it (a test that edits, resizes, presents or closes it builds
+    its own). Every ``waitUntil``/``waitSignal``/``waitExposed`` names its timeout:
+    ``UI_MS`` for a widget's reaction, ``TRACE_MS`` for work on the jobs thread;
+    ``wait_until`` is the same wait for a fixture wider than one test.
+    tests/test_suite_rules.py checks these rules.
 """
 
 import os
@@ -85,9 +95,19 @@ def pytest_unconfigure(config):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _shares_a_module_fixture(item) -> bool:
+    """Whether the test uses a fixture built once per module (a probe's report, a loaded
+    model, a window): split across workers, each would build it again."""
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(defs and defs[-1].scope == "module"
+                                    for defs in info.name2fixturedefs.values())
+
+
 def _group_suffix(item) -> str:
     names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                     for m in item.iter_markers("xdist_group")})
+    if not names and _shares_a_module_fixture(item):
+        names = [item.nodeid.split("::")[0]]  # the module's tests together
     return f"@{'_'.join(names)}" if names else ""
 
 
@@ -100,13 +120,14 @@ def pytest_collection_modifyitems(config, items):
     test's group by the suffix "@group" on its id, which pytest-xdist 3.8 writes where
     pytest 9.2 no longer reads it (the structured id), so the groups were silently lost
     and each test went to any worker. Written again where pytest reads it, unless
-    pytest-xdist has done it already (tests/test_suite_rules.py checks the groups hold)."""
+    pytest-xdist has done it already (tests/test_suite_rules.py checks the groups hold).
+    A test in no group that uses a module-scoped fixture joins its module's group."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         suffix = _group_suffix(item)
-        if suffix and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+        if suffix and "@" not in item.nodeid.rpartition("]")[2] and hasattr(item, "_id"):
             from _pytest.nodeid import NodeId
 
             item._id = NodeId.parse(item.nodeid + suffix)

@@ -105,11 +105,28 @@ import os, pathlib, pytest
 def test_{name}(n):
     pathlib.Path(os.environ["WORKERS_SEEN"], f"{name}-{{n}}").write_text(os.environ["PYTEST_XDIST_WORKER"])
 '''
+MODULE_FIXTURE = '''
+import os, pathlib, pytest
+
+@pytest.fixture(scope="module")
+def built_once():
+    return os.environ["PYTEST_XDIST_WORKER"]
+
+@pytest.mark.parametrize("n", range(4))
+def test_reads_it(built_once, n):
+    pathlib.Path(os.environ["WORKERS_SEEN"], f"module-{{n}}").write_text(built_once)
+
+@pytest.mark.parametrize("n", range(4))
+def test_alone(n):
+    pathlib.Path(os.environ["WORKERS_SEEN"], f"alone-{{n}}").write_text(os.environ["PYTEST_XDIST_WORKER"])
+'''
 
 
 def test_tests_of_one_group_run_on_one_worker(tmp_path):
     """What ``xdist_group`` promises under ``--dist loadgroup``, with this suite's conftest:
-    the tests that share something costly (a model, a trained pair) run where it was built."""
+    the tests that share something costly (a model, a trained pair) run where it was built,
+    and so do a module's tests that read a fixture built once per module; the others go to
+    whichever worker is free."""
     import shutil
     import subprocess
     import sys
@@ -119,6 +136,7 @@ def test_tests_of_one_group_run_on_one_worker(tmp_path):
     shutil.copy(TESTS / "conftest.py", suite / "conftest.py")
     for name in ("first", "second"):
         (suite / f"test_{name}.py").write_text(GROUPED.format(name=name))
+    (suite / "test_third.py").write_text(MODULE_FIXTURE.format())
     seen = tmp_path / "seen"
     seen.mkdir()
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
@@ -126,4 +144,8 @@ def test_tests_of_one_group_run_on_one_worker(tmp_path):
                           timeout=300, env={**os.environ, "WORKERS_SEEN": str(seen)})
     assert done.returncode == 0, done.stdout + done.stderr
     workers = {path.name: path.read_text() for path in seen.iterdir()}
-    assert len(workers) == 8 and len(set(workers.values())) == 1, workers
+    assert len(workers) == 16, workers
+    grouped = {w for name, w in workers.items() if name.startswith(("first", "second"))}
+    module = {w for name, w in workers.items() if name.startswith("module")}
+    assert len(grouped) == 1 and len(module) == 1, workers
+    assert len(set(workers.values())) == 2, workers  # the rest were not all held to one worker
