@@ -210,6 +210,7 @@ print("ran:", "; ".join(ran), file=sys.stderr)
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("trained-models")
 def test_nothing_is_downloaded_while_the_app_runs():
     """The README: "Nothing is downloaded while the app runs." Each installed trained model

@@ -354,6 +354,7 @@ def test_altered_weights_are_converted_again_with_one_sentence(monkeypatch, tmp_
     assert not any("tokenizer" in text for text in texts)
 
 
+@pytest.mark.slow
 @needs_packages
 def test_an_altered_tokenizer_is_made_again_alone(monkeypatch, tmp_path):
     from mha_explorer.core.models.gemma3 import tokenizer

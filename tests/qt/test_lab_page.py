@@ -92,6 +92,7 @@ def test_cancel_stops_a_long_run_and_the_buttons_come_back(own_page, qtbot):
     assert page.train_button.isEnabled() and "cancelled" in page.progress.text()
 
 
+@pytest.mark.slow
 def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afresh(own_page, qtbot):
     page = own_page  # a page, and a training process, of its own
     _tiny(page, heads="2", steps=100_000)
@@ -108,6 +109,7 @@ def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afr
     assert page.error.text() == "" and page.comparison.rowCount() == 1
 
 
+@pytest.mark.slow
 def test_cancel_ends_a_trainer_that_does_not_answer(own_page, qtbot):
     """A training process stuck where it cannot look at the cancel (stopped here, as a
     blocked read would hold it): after a short grace it is ended, the page comes back,

@@ -71,6 +71,7 @@ def test_the_note_follows_the_shown_batch_element_off_the_gui_thread(qtbot, make
     assert threading.main_thread() not in computing_threads
 
 
+@pytest.mark.slow
 def test_a_large_trace_shown_elsewhere_waits_until_scores_are_shown(qtbot, make_window,
                                                                     computing_threads):
     """A second of the jobs' thread that cannot stop must not delay the next edit's run

@@ -48,6 +48,7 @@ def test_ctrl_l_opens_the_lab_in_its_own_window_over_most_of_the_screen(qtbot, w
     assert not dock.isFloating() and dock.titleBarWidget() is None
 
 
+@pytest.mark.slow
 def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, window, tmp_path,
                                                                          monkeypatch):
     window.lab.show()
