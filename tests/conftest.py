@@ -20,15 +20,17 @@ What this file sets up for every run
       have nothing left to do.
 
 Markers (``slow`` and ``gpu`` are declared in pyproject.toml)
-    ``slow``: over about 5 s of CPU on its own. CI runs it; mark a new test slow when it
-    costs that much, and give it a small default size where the claim allows one (the
-    full size behind an environment variable, as tests/qt/test_soak.py does).
+    ``slow``: over about 5 s of CPU with what it builds. CI runs it; mark a new test slow
+    when it costs that much (a whole module when the cost is a module-scoped fixture, so
+    the module stays together), and give it a small default size where the claim allows
+    one (the full size behind an environment variable, as tests/qt/test_soak.py does).
     ``gpu``: needs a CUDA device.
     ``xdist_group(name)``: the tests of a group run on one worker, where what they share is
     built once. The groups in use: ``"trained-models"``, every test that loads Gemma 3
     270M's weights or vocabulary (1-3 GB a process, and the conversion); ``"induction"``,
-    the tests that read ``induction_pair``. Without ``--dist loadgroup`` the marks change
-    nothing; a test must pass alone and in any order.
+    the tests that read ``induction_pair``. A test in no group that uses a module-scoped
+    fixture joins its module's group by itself. Without ``--dist loadgroup`` the groups
+    change nothing; a test must pass alone and in any order.
 
 Fixtures shared by every folder (defined here)
     ``induction_pair``: {1: run, 2: run}, the Lab's induction task trained with one and two
@@ -41,7 +43,9 @@ Fixtures of tests/qt (tests/qt/conftest.py) and its waits (tests/qt/waits.py)
     tests that only look at it (a test that edits, resizes, presents or closes it builds
     its own). Every ``waitUntil``/``waitSignal``/``waitExposed`` names its timeout:
     ``UI_MS`` for a widget's reaction, ``TRACE_MS`` for work on the jobs thread;
-    ``wait_until`` is the same wait for a fixture wider than one test.
+    ``wait_until`` is the same wait for a fixture wider than one test or a probe process.
+    Never QTest.qWait: it holds Python's interpreter lock while it waits, and the jobs
+    thread (torch's import, a trace) barely moves meanwhile.
     tests/test_suite_rules.py checks these rules.
 """
 
