@@ -1,7 +1,7 @@
 """The suite keeps its own rules, read from its source: a broken import of the project
-fails rather than skips, every wait for the window names its timeout, no functional
-test times itself (speed is measured in benchmarks/), and no test touches the person's
-own cache of converted models."""
+fails rather than skips, every wait for the window names its timeout and none holds the
+interpreter lock, no functional test times itself (speed is measured in benchmarks/), no
+test touches the person's own cache of converted models, and the worker groups hold."""
 
 from __future__ import annotations
 
@@ -68,6 +68,14 @@ def test_every_wait_for_the_window_names_its_timeout():
     unnamed = [_where(path, call) for path, tree in SOURCES for call in _calls([tree], WAITS)
                if not any(k.arg == "timeout" for k in call.keywords)]
     assert unnamed == []
+
+
+def test_no_wait_holds_the_interpreter_lock():
+    """QTest.qWait holds Python's interpreter lock for as long as it waits, so the thread a
+    test waits for (torch's import, a trace) barely moves: a probe's first trace took a
+    minute. qtbot's waits and tests/qt/waits.py run the event loop instead."""
+    holding = [_where(path, call) for path, tree in SOURCES for call in _calls([tree], ("qWait",))]
+    assert holding == []
 
 
 def test_no_functional_test_times_itself():
