@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from teardown import gone
 from waits import TRACE_MS, UI_MS, wait_until
 
 from mha_explorer.core.config import MHAConfig
@@ -122,6 +123,6 @@ def shared_window(qapp, tmp_path_factory):
     window.controller.start()
     wait_until(lambda: bool(traced), timeout=TRACE_MS, what="the first trace")
     yield window
-    window.close()
+    gone(window)
     window.controller.jobs.thread.wait(TRACE_MS)
     assert not window.controller.is_running(), "the compute thread outlived the module"

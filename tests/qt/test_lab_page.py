@@ -2,6 +2,7 @@
 the comparison, pruning answer and survivors, inline errors, cancel, export."""
 
 import pytest
+from teardown import gone
 from waits import TRACE_MS, wait_until
 
 from mha_explorer.core.lab.tasks import TASKS
@@ -22,7 +23,7 @@ def page(qapp):
     p = _ready_page()
     yield p
     p.shutdown()
-    p.close()
+    gone(p)
 
 
 @pytest.fixture
