@@ -12,6 +12,7 @@ import importlib.metadata
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from mha_explorer.core.models.gemma3 import convert, files
 from mha_explorer.core.models.progress import Cancelled
 
 AVAILABLE, WHY = files.is_available()
+pytestmark = pytest.mark.xdist_group("trained-models")  # one worker loads Gemma (tests/conftest.py)
 needs_packages = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 HINT = 'pip install "mha-explorer[gemma]"'
 
@@ -244,6 +246,40 @@ def test_a_second_conversion_waits_for_the_first_and_hears_cancel(monkeypatch, t
 
 
 @needs_packages
+def test_a_copy_another_program_finishes_meanwhile_is_taken_not_converted_again(monkeypatch, tmp_path):
+    """Two programs wanting the model at once (the window and the command line, or two
+    workers of this suite): the second waits on the first's lock, then takes the copy the
+    first wrote, converting nothing itself."""
+    pytest.importorskip("fcntl")
+    ours = convert.prepare()  # the copy this run uses (converted once, tests/conftest.py)
+    monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
+    folder = files.model_cache_dir()
+    folder.mkdir(parents=True)
+    seen: list[str] = []
+    told = threading.Event()
+    got: list[files.ConvertedFiles] = []
+
+    def progress(_fraction: float, text: str) -> None:
+        seen.append(text)
+        told.set()
+
+    second = threading.Thread(target=lambda: got.append(convert.prepare(progress)))
+    with cache_files.folder_lock(folder):  # the first program, converting
+        second.start()
+        assert told.wait(60) and seen == ["waiting for another program converting Gemma 3 270M"]
+        for name in (files.WEIGHTS_FILE, files.TOKENIZER_FILE, files.MANIFEST_FILE):  # its copy, whole
+            try:
+                os.link(ours.folder / name, folder / name)
+            except OSError:  # another file system
+                shutil.copyfile(ours.folder / name, folder / name)
+        written = os.stat(folder / files.WEIGHTS_FILE).st_ino
+    second.join(120)
+    assert got and got[0].folder == folder
+    assert seen == ["waiting for another program converting Gemma 3 270M"]  # and nothing converted
+    assert os.stat(folder / files.WEIGHTS_FILE).st_ino == written
+
+
+@needs_packages
 def test_cancel_stops_between_tensors_and_leaves_nothing(monkeypatch, tmp_path):
     monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path))
     seen: list[str] = []
@@ -318,6 +354,7 @@ def test_altered_weights_are_converted_again_with_one_sentence(monkeypatch, tmp_
     assert not any("tokenizer" in text for text in texts)
 
 
+@pytest.mark.slow
 @needs_packages
 def test_an_altered_tokenizer_is_made_again_alone(monkeypatch, tmp_path):
     from mha_explorer.core.models.gemma3 import tokenizer

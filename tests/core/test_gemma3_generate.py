@@ -9,7 +9,7 @@ import pytest
 from mha_explorer.core.models.gemma3 import files
 
 AVAILABLE, WHY = files.is_available()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=WHY)
+pytestmark = [pytest.mark.skipif(not AVAILABLE, reason=WHY), pytest.mark.xdist_group("trained-models")]
 torch = pytest.importorskip("torch")
 
 

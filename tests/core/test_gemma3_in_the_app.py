@@ -16,7 +16,7 @@ from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.models.gemma3 import files
 
 AVAILABLE, WHY = files.is_available()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=WHY)
+pytestmark = [pytest.mark.skipif(not AVAILABLE, reason=WHY), pytest.mark.xdist_group("trained-models")]
 GEMMA = MODELS["gemma3-270m"]
 TEXT = "The cat sat on the mat. The cat sat on the"
 

@@ -3,6 +3,9 @@ demonstration of Gemma 3 270M's induction heads."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,8 @@ from mha_explorer.core.models import head_patterns as hp
 from mha_explorer.core.models.gemma3 import files
 
 AVAILABLE, WHY = files.is_available()
+README = Path(__file__).resolve().parents[2] / "README.md"
+pytestmark = pytest.mark.xdist_group("trained-models")  # one worker loads Gemma (tests/conftest.py)
 needs_model = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 
 
@@ -60,13 +65,17 @@ def test_maps_and_ids_must_agree():
         hp.first_token(np.zeros((3, 4)))
 
 
-@needs_model
-def test_repeated_random_tokens_show_induction_heads():
-    pytest.importorskip("torch")
+@pytest.fixture(scope="module")
+def demo():
+    """50 random tokens shown twice, seed 0: what Layers → "Induction heads" runs."""
     from mha_explorer.core.models.gemma3.induction_demo import repeat_demo
     from mha_explorer.core.models.gemma3.model import load_model
 
-    demo = repeat_demo(load_model(), n=50, seed=0)
+    return repeat_demo(load_model(), n=50, seed=0)
+
+
+@needs_model
+def test_repeated_random_tokens_show_induction_heads(demo):
     assert len(demo.token_ids) == 101 and demo.token_ids[1:51] == demo.token_ids[51:]
     assert len(set(demo.token_ids[1:51])) == 50  # distinct, so only the second copy repeats
     assert demo.loss_first > 8.0  # unpredictable: about a guess among many pieces
@@ -74,3 +83,14 @@ def test_repeated_random_tokens_show_induction_heads():
     layer, head, score = demo.best_head()
     assert score >= 0.6 and demo.prefix_matching.shape == (18, 4)
     assert 1 <= layer <= 18 and 0 <= head <= 3
+
+
+@needs_model
+def test_the_readme_names_the_strongest_induction_head_the_window_finds(demo):
+    """The README's picture of Gemma says which head is the strongest induction head and its
+    score, as the window's summary prints them (layer 1-based, head 0-based, two decimals)."""
+    said = re.search(r"layer (\d+), head (\d+) puts (\d\.\d+) of its weight on the token after the "
+                     r"earlier occurrence", README.read_text(encoding="utf-8"))
+    assert said is not None
+    layer, head, score = demo.best_head()
+    assert (str(layer), str(head), f"{score:.2f}") == said.groups()

@@ -12,6 +12,7 @@ from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models.gemma3 import files, report
 
 AVAILABLE, WHY = files.is_available()
+pytestmark = pytest.mark.xdist_group("trained-models")  # one worker loads Gemma (tests/conftest.py)
 needs_model = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 
 

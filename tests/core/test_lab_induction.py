@@ -13,23 +13,19 @@ from mha_explorer.core.lab.analysis import find_circuit
 from mha_explorer.core.lab.circuits import probe_batch, scores_from_maps
 from mha_explorer.core.lab.lesson import best_per_step, phase_change
 from mha_explorer.core.lab.model import LabModelSpec
-from mha_explorer.core.lab.train import TrainSettings, train
 
-SETTINGS = TrainSettings(steps=500, lr=3e-3, batch=32, eval_every=25, eval_size=128, seed=0)
-
-
-def _run(layers: int):
-    return train(LabModelSpec(task="induction", vocab=24, n=10, d_model=32, heads=2, layers=layers), SETTINGS)
+# the pair is trained once per run (tests/conftest.py) and shared with the Lab page's tests
+pytestmark = pytest.mark.xdist_group("induction")
 
 
-@pytest.fixture(scope="module")
-def one_layer():
-    return _run(1)
+@pytest.fixture
+def one_layer(induction_pair):
+    return induction_pair[1]
 
 
-@pytest.fixture(scope="module")
-def two_layers():
-    return _run(2)
+@pytest.fixture
+def two_layers(induction_pair):
+    return induction_pair[2]
 
 
 def test_one_attention_layer_stays_low(one_layer):

@@ -1,6 +1,8 @@
 """The lab's attention is the engine's attention: it matches torch's own
 nn.MultiheadAttention, and removing a head is exactly leaving its term out."""
 
+import os
+
 import pytest
 import torch
 from torch import nn
@@ -150,3 +152,31 @@ def test_progress_reports_every_evaluation_with_maps_when_asked():
     assert [e.step for e in events] == [2, 4, 6] == [p[0] for p in run.curve]
     assert events[0].maps is None and events[1].maps.shape == (1, 2, 4, 4) and events[2].maps is not None
     assert [e.accuracy for e in events] == [p[2] for p in run.curve]
+
+
+@pytest.fixture
+def caller_threads():
+    """Torch's thread count as this process had it, put back whatever a test does."""
+    before = torch.get_num_threads()
+    yield before
+    torch.set_num_threads(before)
+
+
+def test_training_gives_the_caller_its_torch_threads_back(caller_threads):
+    """Torch's thread count is the whole process's: training takes the cores left free,
+    never more than the caller had, and hands the caller's count back, cancelled or not."""
+    from mha_explorer.core.errors import Cancelled
+
+    spec = LabModelSpec(task="copy", vocab=4, n=2, d_model=8, heads=2)
+    settings = TrainSettings(steps=4, batch=4, eval_every=2, eval_size=4, device="cpu")
+    torch.set_num_threads(1)  # a caller that keeps to one core
+    during = []
+    train(spec, settings, progress=lambda _event: during.append(torch.get_num_threads()))
+    assert during == [1, 1] and torch.get_num_threads() == 1
+    more = (os.cpu_count() or 1) + 3  # more than the machine has: training never picks this
+    torch.set_num_threads(more)
+    train(spec, settings)
+    assert torch.get_num_threads() == more
+    with pytest.raises(Cancelled):
+        train(spec, settings, cancel=lambda: True)
+    assert torch.get_num_threads() == more

@@ -115,6 +115,7 @@ if __name__ == "__main__":
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("swap", ["exchange", "no-exchange"])
 def test_two_processes_saving_again_and_again_leave_a_run_that_loads(tmp_path, swap):
     script = tmp_path / "saver.py"

@@ -9,11 +9,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from teardown import gone
+from waits import TRACE_MS, UI_MS, wait_until
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.controller import Controller
 
-TRACE_TIMEOUT_MS = 60_000  # torch's first import on a slow CI machine
 SCREEN = (1920, 1080)  # the offscreen screen: a projector, not the plugin's 800×800
 
 
@@ -42,7 +43,7 @@ def make_controller(qtbot):
         ctrl = Controller(config or MHAConfig(d_model=64, n_heads=4, batch=2, seq=6), **kwargs)
         made.append(ctrl)
         if wait:
-            with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+            with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS):
                 ctrl.start()
         else:
             ctrl.start()
@@ -53,7 +54,7 @@ def make_controller(qtbot):
         ctrl.shutdown()
         # a piece that cannot hear Cancel (importing the engine) is let go, not waited for:
         # it must still end on its own, so no thread outlives the test
-        ctrl.jobs.thread.wait(TRACE_TIMEOUT_MS)
+        ctrl.jobs.thread.wait(TRACE_MS)
         assert not ctrl.is_running(), "the compute thread outlived the test"
 
 
@@ -61,7 +62,7 @@ def make_controller(qtbot):
 def settle(qtbot):
     """Wait until the views have caught up with the last edit or trace: they react in
     event-loop turns of their own (qt/staggered.py), a moment after the edit."""
-    def wait(controller: Controller, timeout: int = 5_000) -> None:
+    def wait(controller: Controller, timeout: int = UI_MS) -> None:
         qtbot.waitUntil(lambda: controller.later.idle, timeout=timeout)
     return wait
 
@@ -88,14 +89,40 @@ def make_window(qtbot, tmp_path):
         qtbot.addWidget(window)
         window.resize(*size)
         window.show()
-        qtbot.waitExposed(window)
+        qtbot.waitExposed(window, timeout=UI_MS)
         if wait:
-            with qtbot.waitSignal(window.controller.trace_ready, timeout=TRACE_TIMEOUT_MS):
+            with qtbot.waitSignal(window.controller.trace_ready, timeout=TRACE_MS):
                 window.controller.start()
         return window
 
     yield make
     for window in made:
         window.close()
-        window.controller.jobs.thread.wait(TRACE_TIMEOUT_MS)  # as above: let go, ending alone
+        window.controller.jobs.thread.wait(TRACE_MS)  # as above: let go, ending alone
         assert not window.controller.is_running(), "the compute thread outlived the test"
+
+
+@pytest.fixture(scope="module")
+def shared_window(qapp, tmp_path_factory):
+    """One main window for the tests of a module that only look at it: make_window's small
+    config at 1280×720, its first trace computed, preferences in a temporary folder, closed
+    after the module's last test. A test may read it, step its stages, open and close a
+    dialog; one that edits the config, resizes it, presents, switches the theme or closes it
+    builds its own with make_window (each window costs about 0.3 s of CPU to build)."""
+    from mha_explorer.qt.shell.app import build_window
+    from mha_explorer.qt.shell.settings import Preferences
+
+    prefs = Preferences(str(tmp_path_factory.mktemp("shared-window") / "settings.ini"))
+    window = build_window(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"), prefs)
+    window.resize(1280, 720)
+    window.show()
+    wait_until(lambda: window.windowHandle() is not None and window.windowHandle().isExposed(),
+               timeout=UI_MS, what="the window on screen")
+    traced: list[object] = []
+    window.controller.trace_ready.connect(traced.append)
+    window.controller.start()
+    wait_until(lambda: bool(traced), timeout=TRACE_MS, what="the first trace")
+    yield window
+    gone(window)
+    window.controller.jobs.thread.wait(TRACE_MS)
+    assert not window.controller.is_running(), "the compute thread outlived the module"

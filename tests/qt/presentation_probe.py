@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QRect
-from PySide6.QtTest import QTest
+from waits import run_events, wait_until
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.shell.app import application, build_window
@@ -37,15 +37,12 @@ def probe(screen, folder: Path) -> dict:
     window.move(screen.availableGeometry().topLeft())
     window.show()
     window.controller.start()
-    waited = 0
-    while window.controller.trace is None and waited < TRACE_WAIT_MS:
-        QTest.qWait(50)
-        waited += 50
+    wait_until(lambda: window.controller.trace is not None, timeout=TRACE_WAIT_MS, what="the first trace")
     window.heatmaps  # noqa: B018 - built with the first trace
-    QTest.qWait(300)  # the heads' grid settles (the window may grow to its new minimum)
+    run_events(300)  # the heads' grid settles (the window may grow to its new minimum)
     normal = QRect(window.geometry())
     window.set_presentation(True)
-    QTest.qWait(300)
+    run_events(300)
     area = screen.geometry()
     buttons = [b.mapToGlobal(b.rect().topLeft()) for b in window.stepper.stage_buttons.values()]
     ends = [b.mapToGlobal(b.rect().bottomRight()) for b in window.stepper.stage_buttons.values()]
@@ -83,7 +80,7 @@ def probe(screen, folder: Path) -> dict:
                            window.stage_view.diagram.smallest_text_points() * 96 / 72),
     }
     window.set_presentation(False)
-    QTest.qWait(100)
+    run_events(100)
     result["normal"] = [normal.x(), normal.y(), normal.width(), normal.height()]
     result["after"] = [window.geometry().x(), window.geometry().y(), window.geometry().width(),
                        window.geometry().height()]

@@ -3,14 +3,13 @@ Terms of Use from the package that ships them (the model's licence asks for that
 
 from __future__ import annotations
 
-from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.models.licences import terms_text
 from mha_explorer.qt.shell.about_dialog import AboutDialog
 
 
-def test_about_names_every_model_and_its_licence(make_window, qtbot):
-    window = make_window(MHAConfig())
+def test_about_names_every_model_and_its_licence(shared_window, qtbot):
+    window = shared_window
     window.actions["about"].trigger()
     dialog = window.findChild(AboutDialog, "about_dialog")
     text = dialog.browser.toPlainText()
@@ -19,8 +18,8 @@ def test_about_names_every_model_and_its_licence(make_window, qtbot):
         assert model.distribution.licence in text
 
 
-def test_the_terms_of_use_open_in_full(make_window, qtbot):
-    window = make_window(MHAConfig())
+def test_the_terms_of_use_open_in_full(shared_window, qtbot):
+    window = shared_window
     dialog = window.show_about()
     gemma = MODELS["gemma3-270m"]
     button = dialog.terms_buttons[gemma.key]

@@ -38,8 +38,8 @@ def unnamed_controls(root: QWidget) -> list[str]:
     return missing
 
 
-def test_every_control_of_the_window_has_a_tooltip_and_a_name(qtbot, make_window):
-    window = make_window()
+def test_every_control_of_the_window_has_a_tooltip_and_a_name(qtbot, shared_window):
+    window = shared_window
     window.controller.set_stage("softmax")  # shows the stretch check of the heads panel
     window.heatmaps.open_head(0)  # the large view of one head, with its own controls
     assert unnamed_controls(window) == []
@@ -53,8 +53,8 @@ def test_the_same_holds_in_presentation_mode_and_in_the_dark_theme(qtbot, make_w
     window.set_presentation(False)
 
 
-def test_the_dialogs_name_their_controls(qtbot, make_window, tmp_path):
-    window = make_window()
+def test_the_dialogs_name_their_controls(qtbot, shared_window, tmp_path):
+    window = shared_window
     help_dialog = window.show_help()
     assert unnamed_controls(help_dialog) == []
     export = ExportDialog(tmp_path, window)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
+from waits import TRACE_MS, UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.models.patterns import row_entropy_bits
@@ -22,7 +23,7 @@ def test_the_input_stage_shows_the_sentence_as_plain_words(qtbot, make_window):
     assert view.sentence.textFormat() == Qt.TextFormat.PlainText  # a word, not a heading
     window.controller.set_stage("softmax")
     panel = window.heatmaps
-    qtbot.waitUntil(lambda: bool(panel.cells))
+    qtbot.waitUntil(lambda: bool(panel.cells), timeout=UI_MS)
     assert panel.hover_text(0, 3, 3).count("<h1>BIG</h1>") >= 1
     assert panel.hover_label.textFormat() == Qt.TextFormat.PlainText
     assert not view.sentence.isVisible()
@@ -34,7 +35,7 @@ def test_scores_and_softmax_show_the_scaling_in_this_configs_numbers(qtbot, make
     for stage in ("scores", "softmax"):
         window.controller.set_stage(stage)
         # worked out on the jobs' thread: here a moment after the trace
-        qtbot.waitUntil(lambda: "÷√16" in view.scaling.text())
+        qtbot.waitUntil(lambda: "÷√16" in view.scaling.text(), timeout=TRACE_MS)
         text = view.scaling.text()
         assert view.scaling.isVisible() and "÷√16" in text and "entropy" in text, stage
     window.controller.set_stage("merge")

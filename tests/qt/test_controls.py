@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QWidget,
 )
+from waits import UI_MS
 
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.core.variants.grouped import gqa_default
@@ -42,7 +43,7 @@ def ui(qtbot, controller):
     qtbot.addWidget(host)
     host.resize(1400, 900)
     host.show()
-    qtbot.waitExposed(host)
+    qtbot.waitExposed(host, timeout=UI_MS)
     return SimpleNamespace(host=host, controls=controls, table=table, params=params,
                            ctrl=controller)
 
@@ -297,9 +298,9 @@ def test_space_ticks_a_focused_check_box_rather_than_playing(qtbot, ui):
     triggered = []
     play.triggered.connect(lambda: triggered.append(True))
     ui.host.activateWindow()
-    qtbot.waitUntil(ui.host.isActiveWindow)
+    qtbot.waitUntil(ui.host.isActiveWindow, timeout=UI_MS)
 
     ui.controls.bias_check.setFocus()
-    qtbot.waitUntil(ui.controls.bias_check.hasFocus)
+    qtbot.waitUntil(ui.controls.bias_check.hasFocus, timeout=UI_MS)
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
     assert ui.ctrl.config.bias is False and triggered == []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.engine.decode import layer_tensors, run_decode
@@ -48,7 +49,7 @@ def test_decode_view_steps_forward_and_back(qtbot, decode_view):
     view, steps, _ = decode_view
     assert view.step_count == 7 and view.step() == 0
     assert not view.previous_step()
-    with qtbot.waitSignal(view.step_changed) as signal:
+    with qtbot.waitSignal(view.step_changed, timeout=UI_MS) as signal:
         assert view.next_step()
     assert signal.args == [1]
     view.set_step(99)

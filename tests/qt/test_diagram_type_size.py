@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtWidgets import QGraphicsItem
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.stages.catalog import STAGE_IDS
@@ -44,7 +45,7 @@ def test_every_stage_draws_its_words_readably_in_the_window(qtbot, make_window, 
     window = make_window(CLASS, size=size)
     window.apply_default_layout()
     window.set_reduced_motion(True, remember=False)
-    qtbot.waitUntil(lambda: window.stage_view.compact)  # the laptop layout, header above
+    qtbot.waitUntil(lambda: window.stage_view.compact, timeout=UI_MS)  # the laptop layout, header above
     diagram = window.stage_view.diagram
     for stage in STAGE_IDS:
         window.controller.set_stage(stage)

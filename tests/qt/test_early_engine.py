@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.errors import Cancelled
@@ -173,7 +174,7 @@ def test_a_window_started_with_it_shows_its_trace_then_loads_its_own_torch(qtbot
     window = build_window(SMALL, early=early)
     qtbot.addWidget(window)
     window.show()
-    qtbot.waitExposed(window)
+    qtbot.waitExposed(window, timeout=UI_MS)
     c = window.controller
     began: list[str] = []
     def note(job) -> None:  # the torch jobs, in the order the jobs' thread began them

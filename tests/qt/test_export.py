@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
+from waits import TRACE_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.build import build_plan
@@ -227,7 +228,7 @@ def test_the_window_exports_the_head_and_batch_element_it_shows(qtbot, make_wind
     c.set_stage("softmax")
     c.set_head(2)
     c.set_batch_index(1)
-    qtbot.waitUntil(lambda: c.current_trace is not None)
+    qtbot.waitUntil(lambda: c.current_trace is not None, timeout=TRACE_MS)
     assert "head 2 of 4" in window.stage_view.diagram.label_texts()
     options = ExportOptions(size=(640, 360), formats=("png", "svg"), tables=False)
     window.export_current(tmp_path / "window", options=options)

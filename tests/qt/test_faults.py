@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from waits import TRACE_MS, UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.memory import MemoryBudgetError
 from mha_explorer.qt.compute import run_engine
-
-TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch's first import on a slow machine
+from mha_explorer.qt.shell.main_window import MainWindow
 
 
 class FlakyEngine:
@@ -57,14 +57,14 @@ def flaky_controller(make_controller):
 
 def fail_then_recover(qtbot, ctrl, engine: FlakyEngine, exc: BaseException) -> str:
     calls = engine.fail_once(exc)
-    with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_TIMEOUT_MS) as failed:
+    with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_MS) as failed:
         assert ctrl.update(seq=7)
     message = failed.args[0]
     assert calls and calls[0].seq == 7
     assert not ctrl.computing
     assert ctrl.is_running(), "the worker thread died with the exception"
 
-    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS) as ready:
+    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS) as ready:
         assert ctrl.update(seq=5)
     trace = ready.args[0]
     assert trace.config.seq == 5 and ctrl.trace is trace
@@ -96,7 +96,7 @@ def test_the_last_good_trace_stays_after_a_failure(qtbot, flaky_controller):
     ctrl, engine = flaky_controller
     before = ctrl.trace
     engine.fail_once(RuntimeError("boom"))
-    with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_MS):
         ctrl.update(seq=7)
     assert ctrl.trace is before  # still on screen, not replaced by None
     assert ctrl.config.seq == 7  # the edit itself was accepted
@@ -106,35 +106,26 @@ def test_repeated_failures_never_stop_the_worker(qtbot, flaky_controller):
     ctrl, engine = flaky_controller
     engine.fail_always(lambda cfg: RuntimeError(f"boom {cfg.seq}"))
     for seq in (3, 4, 5):
-        with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_TIMEOUT_MS) as failed:
+        with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_MS) as failed:
             ctrl.update(seq=seq)
         assert failed.args[0] == f"RuntimeError: boom {seq}"
     engine.heal()
-    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS):
         ctrl.update(seq=6)
     assert ctrl.is_running()
 
 
 # --- through the main window ---------------------------------------------------------
 
-def main_window_class():
-    try:
-        from mha_explorer.qt.shell.main_window import MainWindow
-    except Exception as exc:  # noqa: BLE001 - its panels are written alongside this test
-        pytest.skip(f"mha_explorer.qt.shell.main_window does not import yet: {exc}")
-    return MainWindow
-
-
 def test_the_status_bar_shows_the_failure_and_clears_it_on_recovery(qtbot, flaky_controller):
-    MainWindow = main_window_class()
     ctrl, engine = flaky_controller
     window = MainWindow(ctrl)
     qtbot.addWidget(window)
     window.show()
-    qtbot.waitExposed(window)
+    qtbot.waitExposed(window, timeout=UI_MS)
 
     calls = engine.fail_once(RuntimeError("boom"))
-    with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(ctrl.trace_failed, timeout=TRACE_MS):
         ctrl.update(seq=7)
     assert calls
     status = window.status_view
@@ -142,7 +133,7 @@ def test_the_status_bar_shows_the_failure_and_clears_it_on_recovery(qtbot, flaky
     assert status.message_label.toolTip() == status.message  # the whole text, however narrow
     assert status.message_label.text()  # something is on screen
 
-    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS):
         ctrl.update(seq=5)
     assert "boom" not in status.message
     assert window.isVisible() and ctrl.is_running()

@@ -12,7 +12,7 @@ from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.models.gemma3 import files
 
 AVAILABLE, WHY = files.is_available()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=WHY)
+pytestmark = [pytest.mark.skipif(not AVAILABLE, reason=WHY), pytest.mark.xdist_group("trained-models")]
 GEMMA = MODELS["gemma3-270m"]
 WAIT_MS = 120_000
 

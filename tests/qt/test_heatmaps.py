@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
+from waits import TRACE_MS, UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
@@ -20,8 +21,6 @@ from mha_explorer.qt.heads.head_cell import HeatmapCell
 from mha_explorer.qt.heads.heads_panel import POOL_KEEP, HeatmapPanel
 from mha_explorer.qt.heads.map_image import MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
-
-TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch may still be loading
 
 SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
 
@@ -109,7 +108,7 @@ def test_hovering_a_cell_updates_the_line_under_the_grid(make_panel, qtbot):
     panel = make_panel(MHAConfig(d_model=32, n_heads=4, batch=1, seq=6, tokens=SENTENCE))
     panel.controller.set_stage("softmax")
     cell = panel.cells[1]
-    qtbot.waitExposed(cell)
+    qtbot.waitExposed(cell, timeout=UI_MS)
     # the scene reports where the mouse is; the cell maps it to (row 4, key 2)
     cell.view.scene().sigMouseMoved.emit(cell.vb.mapViewToScene(QPointF(2.2, 3.8)))
     assert panel.hover_label.text() == panel.hover_text(1, 4, 2)
@@ -137,7 +136,7 @@ def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot):
     ctrl = panel.controller
     assert ctrl.trace.mode == "windowed"
     ctrl.set_stage("softmax")
-    with qtbot.waitSignal(panel.images_updated, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.images_updated, timeout=TRACE_MS):
         panel.batch_spin.setValue(2)
     assert ctrl.trace.batch_index == 2
     weights = ctrl.trace.tensors["softmax"]["weights"]  # [1, H, rows, S]
@@ -263,7 +262,7 @@ def test_moving_the_window_recomputes_exact_rows(make_panel, qtbot, settle):
     ctrl.set_stage("scores")
     settle(ctrl)
     assert panel.rows_spin.isVisible() and ctrl.trace.rows == (0, 512)
-    with qtbot.waitSignal(panel.images_updated, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(panel.images_updated, timeout=TRACE_MS):
         panel.rows_spin.setValue(300)
     assert ctrl.trace.rows == (300, 812) and panel.maps.row_start == 300
     assert "rows 300–811 of 1,024" in panel.caption.text()
@@ -309,13 +308,13 @@ def test_only_the_large_view_zooms(make_panel, qtbot):
     panel = make_panel(MHAConfig(d_model=32, n_heads=4, batch=1, seq=6, tokens=SENTENCE))
     panel.controller.set_stage("softmax")
     cell = panel.cells[0]
-    qtbot.waitExposed(cell)
+    qtbot.waitExposed(cell, timeout=UI_MS)
     before = cell.vb.viewRange()
     wheel(cell.view, cell.vb.mapViewToScene(QPointF(2, 2)))
     assert cell.vb.viewRange() == before  # the grid leaves the wheel to the scroll area
 
     dialog = panel.open_head(0)
-    qtbot.waitExposed(dialog)
+    qtbot.waitExposed(dialog, timeout=UI_MS)
     big = dialog.cell
     (x0, x1), _ = big.vb.viewRange()
     wheel(big.view, big.vb.mapViewToScene(QPointF(2, 2)))
@@ -377,7 +376,7 @@ def test_token_axis_names_every_token_when_they_fit_and_thins_them_otherwise(qtb
 def test_every_map_is_laid_out_before_its_first_paint(make_panel, qtbot, monkeypatch, settle):
     """Axes that resize after their first paint repaint every map of the grid twice."""
     panel = make_panel(MHAConfig(d_model=128, n_heads=32, batch=1, seq=16))
-    qtbot.waitExposed(panel)
+    qtbot.waitExposed(panel, timeout=UI_MS)
     drawn: dict[int, int] = {}
     generate = pg.AxisItem.generateDrawSpecs
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 from PySide6.QtWidgets import QProgressBar, QPushButton
+from waits import TRACE_MS
 
 from mha_explorer.core.errors import Cancelled
 from mha_explorer.qt.job_controls import JobControls
@@ -45,7 +46,7 @@ def test_a_long_job_shows_its_words_and_progress_and_cancel_stops_it(own_jobs, q
             qtbot.waitUntil(lambda: view.isVisible(), timeout=SHOW_AFTER_MS + 10_000)
             assert view.kinds == (JobKind.tiles,)
             assert view.label.text() == words_for(JobKind.tiles) == "computing the tiles…"
-            qtbot.waitUntil(lambda: view.bar.value() == 33)
+            qtbot.waitUntil(lambda: view.bar.value() == 33, timeout=TRACE_MS)
             assert view.cancel_button.isVisible()
             view.cancel_button.click()
         assert stopped.args[0].kind == JobKind.tiles
@@ -70,7 +71,7 @@ def test_a_job_that_names_its_step_shows_it_in_place_of_its_kind(own_jobs, qtbot
     try:
         jobs.submit(JobKind.layers, layer_by_layer, release, cancellable=True)
         qtbot.waitUntil(lambda: view.isVisible(), timeout=SHOW_AFTER_MS + 10_000)
-        qtbot.waitUntil(lambda: view.label.text() == "reading layer 3 of 6…")
+        qtbot.waitUntil(lambda: view.label.text() == "reading layer 3 of 6…", timeout=TRACE_MS)
         assert view.bar.value() == 50  # the fraction still moves the bar
         with qtbot.waitSignal(jobs.done, timeout=10_000):
             release.set()

@@ -19,17 +19,14 @@ from mha_explorer.core.lab.train import TrainSettings, train
 from mha_explorer.qt.lab.page import LabPage
 from mha_explorer.qt.lab.phase import PhaseView
 
-SETTINGS = TrainSettings(steps=500, lr=3e-3, batch=32, eval_every=25, eval_size=128, seed=0)
-
-
-def _summary(layers: int) -> dict:
-    run = train(LabModelSpec(task="induction", vocab=24, n=10, d_model=32, heads=2, layers=layers), SETTINGS)
-    return run_summary(run, ablate(run), prune(run), find_circuit(run))
+# the induction pair is trained once per run (tests/conftest.py), shared with tests/core
+uses_the_pair = pytest.mark.xdist_group("induction")
 
 
 @pytest.fixture(scope="module")
-def summaries():
-    return {layers: _summary(layers) for layers in (1, 2)}
+def summaries(induction_pair):
+    return {layers: run_summary(run, ablate(run), prune(run), find_circuit(run))
+            for layers, run in induction_pair.items()}
 
 
 @pytest.fixture
@@ -41,6 +38,7 @@ def phase(qtbot):
     return view
 
 
+@uses_the_pair
 def test_the_phase_change_lines_up_with_the_loss_drop(phase, summaries):
     s = summaries[2]
     phase.show_summary(s)
@@ -64,6 +62,7 @@ def test_the_phase_change_lines_up_with_the_loss_drop(phase, summaries):
     assert len(titles) == 2 and "prefix matching" in titles[0] and titles[1].startswith("L1 ")
 
 
+@uses_the_pair
 def test_one_layer_is_said_to_form_no_induction_head_beside_the_paper(phase, summaries):
     phase.show_summary(summaries[1])
     assert phase.story.text().startswith("One layer")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from waits import UI_MS
 
 from mha_explorer.qt.lab.map_grid import MAX_COLUMNS, MapGrid, grid_columns
 from mha_explorer.qt.lab.reflow import WIDE_PX, Reflow
@@ -19,7 +20,7 @@ def grid(qtbot):
     qtbot.addWidget(g)
     g.resize(900, 420)
     g.show()
-    qtbot.waitExposed(g)
+    qtbot.waitExposed(g, timeout=UI_MS)
     return g
 
 
@@ -30,7 +31,7 @@ def _maps(n: int, seed: int = 0) -> np.ndarray:
 def _show(qtbot, grid, maps):
     grid.show_maps(maps, [f"head {i}" for i in range(len(maps))], LABELS)
     # cells that moved are painted a few per event-loop turn: wait until all are shown
-    qtbot.waitUntil(lambda: grid.cell_count() == len(maps) and grid.revealed())
+    qtbot.waitUntil(lambda: grid.cell_count() == len(maps) and grid.revealed(), timeout=UI_MS)
     assert all(cell.isVisible() for cell in grid.cells())
 
 
@@ -60,7 +61,7 @@ def test_maps_are_square_and_inside_the_grid(qtbot, grid):
     def laid_out() -> bool:
         return all(c.view.width() > 20 for c in grid.cells())
 
-    qtbot.waitUntil(laid_out)
+    qtbot.waitUntil(laid_out, timeout=UI_MS)
     for cell in grid.cells():
         assert abs(cell.view.width() - cell.view.height()) <= 3, (cell.view.width(), cell.view.height())
         box = cell.mapRectToScene(cell.boundingRect())
@@ -69,16 +70,16 @@ def test_maps_are_square_and_inside_the_grid(qtbot, grid):
 
 def test_on_a_small_grid_every_map_stays_inside_and_is_titled_by_its_number(qtbot, grid):
     grid.resize(300, 320)  # the Lab's map area at 1024×768
-    qtbot.waitUntil(lambda: grid.width() == 300)
+    qtbot.waitUntil(lambda: grid.width() == 300, timeout=UI_MS)
     _show(qtbot, grid, _maps(16))
 
     def inside() -> bool:
         return all(c.mapRectToScene(c.boundingRect()).right() <= grid.width() + 1 for c in grid.cells())
 
-    qtbot.waitUntil(inside)
+    qtbot.waitUntil(inside, timeout=UI_MS)
     assert [c.title.text for c in grid.cells()] == [str(i) for i in range(16)]
     grid.resize(900, 420)  # room again: the full titles come back
-    qtbot.waitUntil(lambda: grid.cells()[0].title.text == "head 0")
+    qtbot.waitUntil(lambda: grid.cells()[0].title.text == "head 0", timeout=UI_MS)
 
 
 def test_a_smaller_run_then_a_larger_one_reuses_the_cells(qtbot, grid):
@@ -105,12 +106,12 @@ def test_the_training_tab_puts_three_plots_in_a_row_when_wide_and_two_by_two_whe
     qtbot.addWidget(flow)
     flow.resize(WIDE_PX + 200, 600)
     flow.show()
-    qtbot.waitUntil(lambda: flow.wide)
-    qtbot.waitUntil(lambda: len({p.y() for p in plots}) == 1 and view.y() > plots[0].y())
+    qtbot.waitUntil(lambda: flow.wide, timeout=UI_MS)
+    qtbot.waitUntil(lambda: len({p.y() for p in plots}) == 1 and view.y() > plots[0].y(), timeout=UI_MS)
     assert view.width() > 2 * plots[0].width()  # the maps get the whole width
     flow.resize(WIDE_PX - 200, 600)
-    qtbot.waitUntil(lambda: not flow.wide)
-    qtbot.waitUntil(lambda: plots[2].y() == view.y() > plots[0].y() == plots[1].y())
+    qtbot.waitUntil(lambda: not flow.wide, timeout=UI_MS)
+    qtbot.waitUntil(lambda: plots[2].y() == view.y() > plots[0].y() == plots[1].y(), timeout=UI_MS)
 
 
 def test_the_entropy_legend_names_heads_only_while_each_has_its_own_colour(qtbot):

@@ -2,21 +2,40 @@
 the comparison, pruning answer and survivors, inline errors, cancel, export."""
 
 import pytest
+from teardown import gone
+from waits import TRACE_MS, wait_until
 
 from mha_explorer.core.lab.tasks import TASKS
 from mha_explorer.qt.lab.page import LabPage
 
 
-@pytest.fixture
-def page(qtbot):
+def _ready_page() -> LabPage:
     p = LabPage()
+    p.show()
+    wait_until(lambda: p.ready, timeout=TRACE_MS, what="the training process ready")
+    return p
+
+
+@pytest.fixture(scope="module")
+def page(qapp):
+    """One page, and so one training process, for the tests that only use the page; a test
+    about the process itself (stopped, killed, cancelled) has its own: ``own_page``."""
+    p = _ready_page()
+    yield p
+    p.shutdown()
+    gone(p)
+
+
+@pytest.fixture
+def own_page(qtbot):
+    p = _ready_page()
     qtbot.addWidget(p)
-    qtbot.waitUntil(lambda: p.ready, timeout=60_000)
     yield p
     p.shutdown()
 
 
 def _tiny(page, heads="1,2", steps=20):
+    page.task.setCurrentText("reverse")  # the page's first task
     page.d_model.setValue(8)
     page.steps.setValue(steps)
     page.sweep_heads.setText(heads)
@@ -62,7 +81,8 @@ def test_bad_head_counts_are_said_inline_and_nothing_starts(page):
     assert not page.running
 
 
-def test_cancel_stops_a_long_run_and_the_buttons_come_back(page, qtbot):
+def test_cancel_stops_a_long_run_and_the_buttons_come_back(own_page, qtbot):
+    page = own_page  # a page, and a training process, of its own
     _tiny(page, heads="2", steps=100_000)
     page.analyse.setChecked(False)
     page.sweep_button.click()
@@ -73,7 +93,9 @@ def test_cancel_stops_a_long_run_and_the_buttons_come_back(page, qtbot):
     assert page.train_button.isEnabled() and "cancelled" in page.progress.text()
 
 
-def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afresh(page, qtbot):
+@pytest.mark.slow
+def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afresh(own_page, qtbot):
+    page = own_page  # a page, and a training process, of its own
     _tiny(page, heads="2", steps=100_000)
     page.analyse.setChecked(False)
     page.sweep_button.click()
@@ -88,13 +110,15 @@ def test_a_training_process_that_dies_is_said_inline_and_the_next_run_starts_afr
     assert page.error.text() == "" and page.comparison.rowCount() == 1
 
 
-def test_cancel_ends_a_trainer_that_does_not_answer(page, qtbot):
+@pytest.mark.slow
+def test_cancel_ends_a_trainer_that_does_not_answer(own_page, qtbot):
     """A training process stuck where it cannot look at the cancel (stopped here, as a
     blocked read would hold it): after a short grace it is ended, the page comes back,
     and the next run starts a fresh one."""
     import os
     import signal
 
+    page = own_page  # a page, and a training process, of its own
     _tiny(page, heads="2", steps=100_000)
     page.analyse.setChecked(False)
     page.sweep_button.click()

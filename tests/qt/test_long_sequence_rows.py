@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from waits import TRACE_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.heads.heads_panel import HeatmapPanel
 from mha_explorer.qt.stage.stage_view import StageView
-
-TRACE_TIMEOUT_MS = 60_000  # as tests/qt/conftest.py: torch may still be loading
 
 # 1,024 rows: more than the 512 a map shows (d_model 16, 2 heads), so its maps pick rows
 LONG = dict(d_model=16, n_heads=2, batch=2, seq=1024, device="cpu")
@@ -48,7 +47,8 @@ def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views, sett
                                    atol=1e-6)
     # the statistics under the title are said to be over those rows
     assert view.scaling.isVisible()
-    qtbot.waitUntil(lambda: "Over query rows 0, 2, 4, 6, …, 1,023 (512 of 1,024" in view.scaling.text())
+    qtbot.waitUntil(lambda: "Over query rows 0, 2, 4, 6, …, 1,023 (512 of 1,024" in view.scaling.text(),
+                    timeout=TRACE_MS)
     assert not panel.every_row.isVisible() and not view.every_row.isVisible()  # up to softmax
     # on a projector the large map's axis words say so too (the caption gives way there)
     panel.set_presenting(True)
@@ -68,9 +68,9 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
     def says_every_row(words: str) -> bool:
         return words.startswith("computing every one of the 1,024 query rows") and "machine" in words
 
-    with (qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS),
+    with (qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS),
           qtbot.waitSignal(ctrl.status_changed, check_params_cb=says_every_row,
-                           timeout=TRACE_TIMEOUT_MS)):  # the status line says what runs
+                           timeout=TRACE_MS)):  # the status line says what runs
         view.every_row.button.click()
         # pressed once, in either view: the run is on its way
         assert not view.every_row.button.isEnabled() and not panel.every_row.button.isEnabled()
@@ -82,8 +82,8 @@ def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_vie
     def says_rows(words: str) -> bool:
         return words == "computing the 512 query rows the maps show, of 1,024…"
 
-    with (qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS),
-          qtbot.waitSignal(ctrl.status_changed, check_params_cb=says_rows, timeout=TRACE_TIMEOUT_MS)):
+    with (qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS),
+          qtbot.waitSignal(ctrl.status_changed, check_params_cb=says_rows, timeout=TRACE_MS)):
         ctrl.update(batch=1)
     assert ctrl.trace.row_ids is not None and panel.every_row.isVisible()
 
@@ -107,6 +107,6 @@ def test_cancelling_every_row_keeps_the_picked_rows_and_the_offer(long_views, qt
     assert ctrl.trace is picked and panel.every_row.isVisible()
     assert panel.every_row.button.isEnabled() and panel.every_row.button.text() == "Compute every row"
     # later runs compute the picked rows again, not every row
-    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(ctrl.trace_ready, timeout=TRACE_MS):
         ctrl.set_batch_index(1)
     assert ctrl.trace.row_ids is not None and ctrl.trace.batch_index == 1

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QLabel
+from waits import UI_MS
 
 from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.qt.shell.presentation import BODY_PT
@@ -48,7 +49,7 @@ def test_presentation_enlarges_the_type_and_tucks_away_the_advanced_controls(qtb
     assert all(w.isVisible() for w in advanced_widgets(window.controls))
 
     window.set_presentation(True)
-    qtbot.waitUntil(lambda: window.isFullScreen())
+    qtbot.waitUntil(lambda: window.isFullScreen(), timeout=UI_MS)
     assert window.presenting and window.actions["presentation"].isChecked()
     assert app.font().pointSizeF() >= BODY_PT >= 20
     for panel, points in panel_type(window).items():
@@ -65,7 +66,7 @@ def test_presentation_enlarges_the_type_and_tucks_away_the_advanced_controls(qtb
     assert window.menuBar().isHidden() and window.statusBar().isHidden()
 
     window.set_presentation(False)
-    qtbot.waitUntil(lambda: not window.isFullScreen())
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=UI_MS)
     assert not window.presenting and not window.actions["presentation"].isChecked()
     assert app.font() == font_before
     assert panel_type(window) == type_before
@@ -73,7 +74,7 @@ def test_presentation_enlarges_the_type_and_tucks_away_the_advanced_controls(qtb
     assert all(w.isVisible() for w in advanced_widgets(window.controls))
     assert not window.controls.labels_above
     assert not window.menuBar().isHidden() and not window.statusBar().isHidden()
-    qtbot.waitUntil(lambda: window.size() == size_before)
+    qtbot.waitUntil(lambda: window.size() == size_before, timeout=UI_MS)
 
 
 @pytest.mark.parametrize("leave_key", [Qt.Key.Key_Escape, Qt.Key.Key_F11])
@@ -115,15 +116,15 @@ def test_f11_then_a_theme_switch_then_esc_gives_the_normal_window_back(qtbot, ma
     window = make_window(size=(1100, 650))
     normal = window.geometry()
     qtbot.keyClick(window, Qt.Key.Key_F11)
-    qtbot.waitUntil(window.isFullScreen)
+    qtbot.waitUntil(window.isFullScreen, timeout=UI_MS)
     theme = window.theme
     qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier
                    | Qt.KeyboardModifier.ShiftModifier)
     assert window.theme is not theme
     qtbot.keyClick(window, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: not window.isFullScreen())
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=UI_MS)
     assert not window.presenting
-    qtbot.waitUntil(lambda: window.geometry() == normal)
+    qtbot.waitUntil(lambda: window.geometry() == normal, timeout=UI_MS)
 
 
 def test_f11_twice_never_leaves_the_window_off_the_screen(qtbot, make_window):
@@ -132,10 +133,10 @@ def test_f11_twice_never_leaves_the_window_off_the_screen(qtbot, make_window):
     area = window.screen().availableGeometry()
     for _ in range(2):
         qtbot.keyClick(window, Qt.Key.Key_F11)
-        qtbot.waitUntil(window.isFullScreen)
+        qtbot.waitUntil(window.isFullScreen, timeout=UI_MS)
         assert window.geometry() == window.screen().geometry()
         qtbot.keyClick(window, Qt.Key.Key_F11)
-        qtbot.waitUntil(lambda: not window.isFullScreen())
+        qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=UI_MS)
         assert area.contains(window.geometry()) and window.geometry() == normal
 
 
@@ -153,7 +154,7 @@ def test_clicking_a_map_shows_that_head_in_the_diagram(qtbot, make_window):
     window = make_window()
     window.controller.set_stage("softmax")
     panel = window.heatmaps
-    qtbot.waitUntil(lambda: len(panel.cells) == window.controller.config.H)
+    qtbot.waitUntil(lambda: len(panel.cells) == window.controller.config.H, timeout=UI_MS)
     qtbot.keyClick(panel.cells[2], Qt.Key.Key_Return)  # as a click on the map does
     assert window.controller.head == 2
     assert window.stage_view.head_spin.value() == 2
@@ -169,10 +170,10 @@ def test_clicking_a_map_shows_that_head_in_the_diagram(qtbot, make_window):
 def test_first_launch_shows_the_heads_as_reset_layout_does(qtbot, make_window, size):
     window = make_window(size=size)
     heads = window.docks["heatmaps"]
-    qtbot.waitUntil(lambda: heads.isVisible() and not heads.visibleRegion().isEmpty())
+    qtbot.waitUntil(lambda: heads.isVisible() and not heads.visibleRegion().isEmpty(), timeout=UI_MS)
     first = (window.dockWidgetArea(heads), heads.height() > 200)
     window.apply_default_layout()
-    qtbot.waitUntil(lambda: not heads.visibleRegion().isEmpty())
+    qtbot.waitUntil(lambda: not heads.visibleRegion().isEmpty(), timeout=UI_MS)
     assert (window.dockWidgetArea(heads), heads.height() > 200) == first == (first[0], True)
 
 
@@ -192,9 +193,9 @@ def test_f11_then_leaving_gives_back_every_configuration_input(qtbot, make_windo
     before = visible_inputs(window)
     assert "variant_kind" in before and "variant_window" in before
     qtbot.keyClick(window, Qt.Key.Key_F11)
-    qtbot.waitUntil(window.isFullScreen)
+    qtbot.waitUntil(window.isFullScreen, timeout=UI_MS)
     qtbot.keyClick(window, leave_key)
-    qtbot.waitUntil(lambda: not window.isFullScreen())
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=UI_MS)
     assert visible_inputs(window) == before
     window.actions["reset_layout"].trigger()
     assert visible_inputs(window) == before

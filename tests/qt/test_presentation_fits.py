@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+# one probe process for the module, about 10 s of CPU: the module runs first, on one worker
+pytestmark = pytest.mark.slow
 SCREENS = [(1024, 768), (1280, 720), (1280, 800), (1366, 768), (1920, 1080)]
 ROOT = Path(__file__).resolve().parents[2]
 

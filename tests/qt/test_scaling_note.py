@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from waits import TRACE_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.display import scaling
@@ -47,7 +48,7 @@ def test_switching_to_scores_computes_the_note_off_the_gui_thread(qtbot, make_wi
     ctrl, view = window.controller, window.stage_view
     ctrl.set_batch_index(1)  # every element is kept: the note follows without a new run
     ctrl.set_stage("scores")
-    qtbot.waitUntil(lambda: _said(view).startswith("Why"))
+    qtbot.waitUntil(lambda: _said(view).startswith("Why"), timeout=TRACE_MS)
     assert _said(view) == _sentence(ctrl.trace, 1)
     assert view.scaling.isVisible()
     assert computing_threads and threading.main_thread() not in computing_threads
@@ -59,11 +60,11 @@ def test_the_note_follows_the_shown_batch_element_off_the_gui_thread(qtbot, make
     ctrl, view = window.controller, window.stage_view
     ctrl.set_stage("softmax")
     first = _sentence(ctrl.trace, 0)
-    qtbot.waitUntil(lambda: _said(view) == first)
+    qtbot.waitUntil(lambda: _said(view) == first, timeout=TRACE_MS)
     ctrl.set_batch_index(1)
     second = _sentence(ctrl.trace, 1)
     assert second != first  # another sequence, other numbers
-    qtbot.waitUntil(lambda: _said(view) == second)
+    qtbot.waitUntil(lambda: _said(view) == second, timeout=TRACE_MS)
     ctrl.set_batch_index(0)  # remembered: at once, and nothing computed again
     computed = len(computing_threads)
     assert _said(view) == first
@@ -71,6 +72,7 @@ def test_the_note_follows_the_shown_batch_element_off_the_gui_thread(qtbot, make
     assert threading.main_thread() not in computing_threads
 
 
+@pytest.mark.slow
 def test_a_large_trace_shown_elsewhere_waits_until_scores_are_shown(qtbot, make_window,
                                                                     computing_threads):
     """A second of the jobs' thread that cannot stop must not delay the next edit's run
@@ -79,7 +81,8 @@ def test_a_large_trace_shown_elsewhere_waits_until_scores_are_shown(qtbot, make_
     window = make_window(big)
     ctrl, view = window.controller, window.stage_view
     assert ctrl.stage == "input"
-    qtbot.waitUntil(lambda: ctrl.later.idle)  # the views have taken the trace in: asked by now
+    # the views have taken the trace in: asked by now
+    qtbot.waitUntil(lambda: ctrl.later.idle, timeout=TRACE_MS)
     assert ctrl.jobs.latest(JobKind.notes) == 0 and not computing_threads
     ctrl.set_stage("scores")
     qtbot.waitUntil(lambda: _said(view) == _sentence(ctrl.trace, 0), timeout=60_000)

@@ -29,8 +29,8 @@ def menu_actions(window):
     return found
 
 
-def test_every_menu_action_has_a_shortcut(make_window):
-    window = make_window()
+def test_every_menu_action_has_a_shortcut(shared_window):
+    window = shared_window
     actions = menu_actions(window)
     assert len(actions) >= 20
     for text, action in actions:
@@ -45,8 +45,8 @@ def test_every_menu_action_has_a_shortcut(make_window):
     assert keys["presentation"] == "F11" and keys["help"] == "F1" and keys["key_help"] == "?"
 
 
-def test_no_two_actions_share_a_shortcut(make_window):
-    window = make_window()
+def test_no_two_actions_share_a_shortcut(shared_window):
+    window = shared_window
     owners: dict[str, str] = {}
     for action in QWidget.actions(window):  # window.actions is the dict by key
         for sequence in action.shortcuts():
@@ -75,7 +75,7 @@ def test_question_mark_shows_every_shortcut_and_esc_hides_it(qtbot, make_window)
 
 
 def test_f1_opens_the_help_page(qtbot, make_window):
-    window = make_window()
+    window = make_window()  # the active window: a key goes to it
     qtbot.keyClick(window, Qt.Key.Key_F1)
     dialog = window.help_dialog
     assert dialog is not None and dialog.isVisible()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import get_preset
@@ -21,7 +22,7 @@ def _laid_out(qtbot, make_window, size, cfg=CLASS):
     window = make_window(cfg, size=size)
     window.apply_default_layout()
     window.set_reduced_motion(True, remember=False)
-    qtbot.waitUntil(lambda: window.stage_view.compact)  # the header above the diagram
+    qtbot.waitUntil(lambda: window.stage_view.compact, timeout=UI_MS)  # the header above the diagram
     return window
 
 
@@ -44,7 +45,7 @@ def test_every_line_of_the_stage_header_shows_whole(qtbot, make_window, size):
             for label in _shown_labels(view):  # each label as tall as its wrapped text
                 assert label.height() >= label.heightForWidth(label.width()), (stage, label.text())
 
-        qtbot.waitUntil(whole)
+        qtbot.waitUntil(whole, timeout=UI_MS)
         plan = window.controller.plan.stage(stage)
         if view.explanation.maximumHeight() == 0:  # folded away whole: on the title's hover
             assert plan.explanation in view.title.toolTip(), stage
@@ -64,7 +65,7 @@ def test_the_softmax_grid_keeps_a_readable_size(qtbot, make_window, size):
         shown = diagram.mapFromScene(grid.sceneBoundingRect()).boundingRect()
         assert min(shown.width(), shown.height()) >= GRID_FLOOR_PX, shown
 
-    qtbot.waitUntil(large)
+    qtbot.waitUntil(large, timeout=UI_MS)
 
 
 # latent attention's RoPE stage: the q·k plot under the diagram leaves the header least room

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from PySide6.QtCore import QPoint
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.stages.catalog import STAGE_IDS
@@ -34,7 +35,7 @@ def _view(qtbot, controller, size=SCREEN, reduced=True) -> StageView:
     qtbot.addWidget(view)
     view.resize(*size)
     view.show()
-    qtbot.waitExposed(view)
+    qtbot.waitExposed(view, timeout=UI_MS)
     view.set_reduced_motion(reduced)
     return view
 
@@ -135,7 +136,7 @@ def test_code_follows_the_config(qtbot, controller, settle):
     view = _view(qtbot, controller)
     controller.set_stage("scores")
     assert "repeat_interleave" not in view.code_panel.toPlainText()
-    with qtbot.waitSignal(controller.config_changed):
+    with qtbot.waitSignal(controller.config_changed, timeout=UI_MS):
         controller.update(n_kv_heads=2, causal=True)
     settle(controller)
     code = view.code_panel.toPlainText()
@@ -200,7 +201,7 @@ def test_grids_show_values_only_from_a_trace_of_this_config(qtbot, controller, s
     view = _view(qtbot, controller)
     controller.set_stage("softmax")
     assert view.diagram.items_by_key()["grid"].has_values()
-    with qtbot.waitSignal(controller.config_changed):
+    with qtbot.waitSignal(controller.config_changed, timeout=UI_MS):
         controller.update(seq=5)  # the old trace no longer fits: draw the outline only
     settle(controller)
     # the new trace may already be in (a fast machine): the grid's values are its, or none
@@ -223,8 +224,8 @@ def test_header_moves_above_the_diagram_when_the_view_is_narrow(qtbot, controlle
     assert not view.compact
     assert top_left(view.header).x() >= view.diagram.width()  # beside the diagram
     view.resize(1000, 700)
-    qtbot.waitUntil(lambda: view.compact)
-    qtbot.waitUntil(lambda: top_left(view.diagram).y() >= view.header.height())  # above it
+    qtbot.waitUntil(lambda: view.compact, timeout=UI_MS)
+    qtbot.waitUntil(lambda: top_left(view.diagram).y() >= view.header.height(), timeout=UI_MS)  # above it
     assert view.diagram.width() > view.code_panel.width()
     view.resize(*SCREEN)
-    qtbot.waitUntil(lambda: not view.compact)
+    qtbot.waitUntil(lambda: not view.compact, timeout=UI_MS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QLabel, QWidget
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.shell.elided_label import ElidedLabel
@@ -29,9 +30,9 @@ def busy_status_bar(window):
 
 def test_a_crowded_status_bar_cuts_words_with_an_ellipsis_and_keeps_device_and_time(qtbot, make_window):
     window = make_window(SMALL, size=(1024, 768))
-    qtbot.waitUntil(lambda: window.status_view.memory_label.text() != "")  # after the first paint
+    qtbot.waitUntil(lambda: window.status_view.memory_label.text() != "", timeout=UI_MS)  # after 1st paint
     view = busy_status_bar(window)
-    qtbot.waitUntil(lambda: view.job_progress.isVisible() and view.cancel_button.isVisible())
+    qtbot.waitUntil(lambda: view.job_progress.isVisible() and view.cancel_button.isVisible(), timeout=UI_MS)
     view.layout().activate()
     parts = (view, view.job_progress)
     shown = [w for w in view.findChildren(QWidget)

@@ -7,13 +7,12 @@ from types import SimpleNamespace
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QVBoxLayout, QWidget
+from waits import UI_MS
 
 from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.qt.controller import SPEEDS
 from mha_explorer.qt.panels.shapes import ShapesTable
 from mha_explorer.qt.panels.stages import StageStepper
-
-PLAY_WAIT_MS = 3_000  # one step at 3× is about 0.7 s
 
 
 @pytest.fixture
@@ -26,7 +25,7 @@ def ui(qtbot, controller):
     qtbot.addWidget(host)
     host.resize(1400, 700)
     host.show()
-    qtbot.waitExposed(host)
+    qtbot.waitExposed(host, timeout=UI_MS)
     return SimpleNamespace(host=host, stepper=stepper, table=table, ctrl=controller)
 
 
@@ -51,7 +50,7 @@ def test_the_timeline_shows_nine_stages_with_the_first_current(ui):
 
 
 def test_clicking_a_stage_sets_it_and_the_table_highlight_follows(qtbot, ui):
-    with qtbot.waitSignal(ui.ctrl.stage_changed) as signal:
+    with qtbot.waitSignal(ui.ctrl.stage_changed, timeout=UI_MS) as signal:
         click(qtbot, ui.stepper.stage_buttons["softmax"])
     assert signal.args == ["softmax"]
     assert ui.ctrl.stage == "softmax"
@@ -85,10 +84,10 @@ def test_play_advances_on_its_own_and_pause_stops_it(qtbot, ui):
     ui.stepper.speed_combo.setCurrentIndex(ui.stepper.speed_combo.findText("3×"))  # as picked
     assert ui.ctrl.speed == 3.0
 
-    with qtbot.waitSignal(ui.ctrl.playing_changed):
+    with qtbot.waitSignal(ui.ctrl.playing_changed, timeout=UI_MS):
         click(qtbot, ui.stepper.play_button)
     assert ui.stepper.play_button.text() == "Pause"
-    with qtbot.waitSignal(ui.ctrl.stage_changed, timeout=PLAY_WAIT_MS) as signal:
+    with qtbot.waitSignal(ui.ctrl.stage_changed, timeout=UI_MS) as signal:
         pass
     assert signal.args == ["project"]
     assert highlighted_tensors(ui.table) == ["Q", "K", "V"]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow
+from waits import TRACE_MS, UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.display.colors import dim_color
@@ -16,15 +15,12 @@ from mha_explorer.qt.panels.shapes import CHIPS_ROLE, COLUMNS, ShapesTable
 from mha_explorer.qt.shell.status_bar import StatusBarView
 
 CPU = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
-TRACE_TIMEOUT_MS = 60_000
-# The goal is one frame (16 ms); the bound is looser so a busy CI machine does not flake.
-TABLE_UPDATE_BOUND_S = 0.05
 
 
 def show(qtbot, widget):
     qtbot.addWidget(widget)
     widget.show()
-    qtbot.waitExposed(widget)
+    qtbot.waitExposed(widget, timeout=UI_MS)
     return widget
 
 
@@ -81,17 +77,14 @@ def test_the_attention_matrices_are_marked_as_the_quadratic_term(qtbot, controll
     assert "∝" not in table.cell_text("output", "Y", "New memory")
 
 
-def test_a_config_edit_updates_the_table_within_a_frame(qtbot, controller):
+def test_a_config_edit_updates_the_table_at_once(qtbot, controller):
+    """The table follows each edit in the same turn of the event loop, before any trace
+    (how long that takes is benchmarks/bench_tables.py's figure: one frame)."""
     table = show(qtbot, ShapesTable(controller))
-    timings = []
     for d_model in (128, 256, 512, 1024, 2048, 64) * 3:
-        start = time.perf_counter()
         controller.update(d_model=d_model)
-        table.viewport().repaint()  # the paint is part of what a person waits for
-        timings.append(time.perf_counter() - start)
+        table.viewport().repaint()
         assert table.cell_text("view", "Q", "Shape") == f"2 × 6 × 4 × {d_model // 4:,}"
-    timings.sort()
-    assert timings[len(timings) // 2] < TABLE_UPDATE_BOUND_S, timings
 
 
 def test_the_current_stage_is_scrolled_into_view(qtbot, make_controller):
@@ -147,13 +140,13 @@ def test_the_status_bar_shows_device_time_and_memory_after_a_trace(qtbot, make_c
     window = QMainWindow()
     view = StatusBarView(controller, window.statusBar())
     show(qtbot, window)
-    with qtbot.waitSignal(controller.trace_ready, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(controller.trace_ready, timeout=TRACE_MS):
         pass
     assert view.device_label.text() == "device: cpu"
     assert view.time_label.text().startswith("computed in ")
     assert view.time_label.text().endswith(("ms", "s"))
     # read a turn after the status bar's first paint, so a quick trace can come first
-    qtbot.waitUntil(lambda: view.memory_label.text() != "", timeout=TRACE_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: view.memory_label.text() != "", timeout=TRACE_MS)
     assert view.memory_label.text().startswith("est. ")
     assert "budget" in view.memory_label.text()
     assert not view.progress_bar.isVisible()
@@ -165,9 +158,9 @@ def test_over_budget_says_so_and_the_shapes_stay(qtbot, make_controller):
     view = show(qtbot, StatusBarView(controller))
     view.resize(1200, view.height())
     table = show(qtbot, ShapesTable(controller))
-    with qtbot.waitSignal(controller.trace_failed, timeout=TRACE_TIMEOUT_MS):
+    with qtbot.waitSignal(controller.trace_failed, timeout=TRACE_MS):
         pass
-    qtbot.waitUntil(lambda: view.memory_label.text() != "", timeout=TRACE_TIMEOUT_MS)  # as above
+    qtbot.waitUntil(lambda: view.memory_label.text() != "", timeout=TRACE_MS)  # as above
     assert view.memory_label.text().startswith("over budget: est. ")
     assert view.memory_label.text().endswith("of 1000 B — not computed")
     assert view.message_label.text().startswith("not computed: ")
@@ -182,7 +175,7 @@ def test_a_long_run_shows_progress_and_cancel_stops_it(qtbot, make_controller):
     view.resize(1200, view.height())
     controller.compute_started.emit()  # as the controller announces a run
     controller.compute_progressed.emit(0.4)
-    qtbot.waitUntil(view.cancel_button.isVisible)  # shown only once a run is not quick
+    qtbot.waitUntil(view.cancel_button.isVisible, timeout=UI_MS)  # shown only once a run is not quick
     assert view.progress_bar.value() == 40
 
     qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from waits import UI_MS
 
 from mha_explorer.core.display.pattern_columns import pattern_columns
 from mha_explorer.core.models.catalog import MODELS
@@ -34,7 +35,7 @@ def test_clicking_a_thumbnail_names_its_layer_and_head(qtbot):
     grid.show()
     assert grid.shape == (6, 12)
     for layer, head in [(1, 0), (1, 2), (4, 7), (6, 11)]:
-        with qtbot.waitSignal(grid.head_chosen) as signal:
+        with qtbot.waitSignal(grid.head_chosen, timeout=UI_MS) as signal:
             qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=grid.cell_rect(layer, head).center())
         assert signal.args == [layer, head]
         assert grid.current() == (layer, head)
@@ -52,7 +53,7 @@ def test_keyboard_moves_and_opens_a_cell(qtbot):
     grid.set_current(1, 0)
     qtbot.keyClick(grid, Qt.Key.Key_Down)
     qtbot.keyClick(grid, Qt.Key.Key_Right)
-    with qtbot.waitSignal(grid.head_chosen) as signal:
+    with qtbot.waitSignal(grid.head_chosen, timeout=UI_MS) as signal:
         qtbot.keyClick(grid, Qt.Key.Key_Return)
     assert signal.args == [2, 1]
 
@@ -86,7 +87,7 @@ def test_pattern_table_sorts_heads_by_a_score(qtbot):
     assert table.heads_in_order() == [2, 1, 3, 0]
     table.sort_by("first_token")
     assert table.heads_in_order() == [0, 3, 1, 2]
-    with qtbot.waitSignal(table.head_selected) as signal:
+    with qtbot.waitSignal(table.head_selected, timeout=UI_MS) as signal:
         table.selectRow(3)  # the bottom row after sorting: head 2
     assert signal.args == [2]
     assert table.item(3, 1).text() == "0.99" and table.item(0, 1).text() == "0.10"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QTimer
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.memory import format_bytes
@@ -29,7 +30,7 @@ def test_input_is_handled_while_many_large_maps_are_drawn(qtbot, make_controller
     qtbot.addWidget(panel)
     panel.resize(900, 700)
     panel.show()
-    qtbot.waitExposed(panel)
+    qtbot.waitExposed(panel, timeout=UI_MS)
     weights = ctrl.trace.tensors["softmax"]["weights"][0]
 
     def maps_showing_weights() -> int:
@@ -39,7 +40,7 @@ def test_input_is_handled_while_many_large_maps_are_drawn(qtbot, make_controller
 
     seen = handled_meanwhile(maps_showing_weights)
     ctrl.set_stage("softmax")
-    qtbot.waitUntil(lambda: bool(seen))
+    qtbot.waitUntil(lambda: bool(seen), timeout=UI_MS)
     assert 0 < seen[0] < 16  # the first maps at once, the rest after the input
     settle(ctrl)
     assert maps_showing_weights() == 16
@@ -55,7 +56,7 @@ def test_input_is_handled_before_the_slower_tables_follow_an_edit(qtbot, make_co
     before = (params.total_label.text(), kv.caption.text())
     seen = handled_meanwhile(lambda: (params.total_label.text(), kv.caption.text()))
     ctrl.update(d_model=128)
-    qtbot.waitUntil(lambda: bool(seen))
+    qtbot.waitUntil(lambda: bool(seen), timeout=UI_MS)
     assert seen[0] == before  # the input came first; the tables follow a moment later
     settle(ctrl)
     assert params.total_label.text() == f"{4 * 128 * 128 + 4 * 128:,}"

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QScrollArea, QToolButton
 from safetensors.numpy import load_file
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 
@@ -29,7 +30,7 @@ def test_ctrl_l_opens_the_lab_in_its_own_window_over_most_of_the_screen(qtbot, w
     assert dock.width() * dock.height() >= 0.8 * screen.width() * screen.height()
     # the page fits its window: its plots never scroll sideways
     area = dock.findChild(QScrollArea, "lab_scroll")
-    qtbot.waitUntil(lambda: area.widget().width() <= area.viewport().width())
+    qtbot.waitUntil(lambda: area.widget().width() <= area.viewport().width(), timeout=UI_MS)
     assert not area.horizontalScrollBar().isVisible()
     assert window.stage_view.isVisible()  # the stage view stays in the main window
     # a window of its own: the window manager's title bar, not a frameless tool window
@@ -47,6 +48,7 @@ def test_ctrl_l_opens_the_lab_in_its_own_window_over_most_of_the_screen(qtbot, w
     assert not dock.isFloating() and dock.titleBarWidget() is None
 
 
+@pytest.mark.slow
 def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, window, tmp_path,
                                                                          monkeypatch):
     window.lab.show()
@@ -78,7 +80,7 @@ def test_a_tiny_lab_run_opens_in_the_stage_view_with_its_saved_weights(qtbot, wi
     for name in "QKVO":
         np.testing.assert_array_equal(trace.weights[f"W_{name}"], saved[f"attn.0.{name.lower()}.weight"])
     # the heads come back in front of the lab (a tab behind is moved off screen, not hidden)
-    qtbot.waitUntil(lambda: not window.docks["heatmaps"].visibleRegion().isEmpty())
+    qtbot.waitUntil(lambda: not window.docks["heatmaps"].visibleRegion().isEmpty(), timeout=UI_MS)
     assert window.docks["lab"].visibleRegion().isEmpty()
     # the Weights control names the source in use, and choosing random leaves the lab model
     weights = window.weights_panel

@@ -4,6 +4,7 @@ leaves the stage diagram room to draw its labels at 14 pt and up."""
 from __future__ import annotations
 
 import pytest
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.stages.catalog import STAGE_IDS
@@ -40,13 +41,13 @@ def test_at_1920_the_diagram_labels_reach_14_points(qtbot, make_window):
         assert style.LABEL_PT * scale >= 14, scale
         assert window.stage_view.code_panel.horizontalScrollBar().maximum() == 0
 
-    qtbot.waitUntil(settled)
+    qtbot.waitUntil(settled, timeout=UI_MS)
 
 
 def test_presentation_draws_every_diagram_label_at_20_points_or_more(qtbot, make_window):
     window = make_window(size=(1280, 720))
     window.set_presentation(True)  # on the tests' 1920×1080 screen
-    qtbot.waitUntil(lambda: window.isFullScreen())
+    qtbot.waitUntil(lambda: window.isFullScreen(), timeout=UI_MS)
     for stage in STAGE_IDS:
         window.controller.set_stage(stage)
         assert window.stage_view.diagram.smallest_text_points() >= 20, stage
@@ -89,7 +90,7 @@ def test_a_first_launch_takes_the_whole_free_screen(qtbot, tmp_path):
                           Preferences(str(tmp_path / "settings.ini")))
     qtbot.addWidget(window)
     window.show()  # no saved place, no size asked for
-    qtbot.waitExposed(window)
+    qtbot.waitExposed(window, timeout=UI_MS)
     area = window.screen().availableGeometry()
     assert window.isMaximized() or window.geometry() == area
     assert area.contains(window.geometry())
@@ -100,9 +101,9 @@ def test_a_first_launch_takes_the_whole_free_screen(qtbot, tmp_path):
 def test_a_narrow_centre_gives_the_code_s_width_to_the_diagram(qtbot, make_window):
     window = make_window(size=(1280, 720))
     view = window.stage_view
-    qtbot.waitUntil(lambda: view.width() < 760 and view.code_panel.isHidden())
+    qtbot.waitUntil(lambda: view.width() < 760 and view.code_panel.isHidden(), timeout=UI_MS)
     assert view.diagram.width() >= 0.9 * view.width()
     assert view.code_visible and window.actions["toggle_code"].isChecked()  # still wanted
     window.resize(1920, 1080)
     window.apply_default_layout()
-    qtbot.waitUntil(lambda: view.code_panel.isVisible())  # room again: the code is back
+    qtbot.waitUntil(lambda: view.code_panel.isVisible(), timeout=UI_MS)  # room again: the code is back

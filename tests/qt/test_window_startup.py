@@ -10,11 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from waits import TRACE_MS, UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.plan.memory import BUDGET_ENV, DEFAULT_BUDGET_FRACTION, available_ram
@@ -22,7 +22,6 @@ from mha_explorer.qt.shell.app import build_window
 from mha_explorer.qt.shell.compute_gate import LAST_RUN_KEY
 from mha_explorer.qt.shell.settings import Preferences
 
-TRACE_TIMEOUT_MS = 60_000
 REPO = Path(__file__).resolve().parents[2]
 SMALL = MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu")
 
@@ -50,7 +49,7 @@ def _restored_window(qtbot, path, cfg: MHAConfig, last: str | None):
     qtbot.addWidget(window)
     window.resize(1280, 720)
     window.show()
-    qtbot.waitExposed(window)
+    qtbot.waitExposed(window, timeout=UI_MS)
     window.compute_gate.start()
     return window
 
@@ -62,7 +61,7 @@ def test_a_first_launch_says_what_it_waits_for_until_the_first_result(qtbot, tmp
         assert window.status_view.message == "loading PyTorch…"  # before torch has loaded
         said_when_loaded: list[str] = []
         c.engine_loaded.connect(lambda _s: said_when_loaded.append(window.status_view.message))
-        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_TIMEOUT_MS):
+        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_MS):
             pass
         loaded = said_when_loaded[0]
         assert loaded.startswith("PyTorch loaded in") and loaded.endswith("; computing…")
@@ -81,7 +80,7 @@ def test_a_config_whose_last_run_did_not_end_well_waits_for_compute(qtbot, tmp_p
         assert window.compute_gate.button.isVisible()
         assert window.status_view.message.startswith("not computed yet: the last computation")
         assert "F5" in window.status_view.message
-        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_TIMEOUT_MS):
+        with qtbot.waitSignal(c.trace_ready, timeout=TRACE_MS):
             qtbot.keyClick(window, Qt.Key.Key_F5)
         assert not window.compute_gate.button.isVisible()
         assert window.prefs.value(LAST_RUN_KEY, "", str) == "done"
@@ -106,30 +105,29 @@ def test_a_large_restored_config_waits_and_a_small_one_computes_at_once(qtbot, t
     small = _restored_window(qtbot, tmp_path / "small.ini", SMALL, "done")
     try:
         assert small.compute_gate.held is None and not small.compute_gate.button.isVisible()
-        qtbot.waitUntil(lambda: small.controller.current_trace is not None, timeout=TRACE_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: small.controller.current_trace is not None, timeout=TRACE_MS)
     finally:
         small.close()
 
 
-def test_closing_during_a_long_computation_returns_promptly(qtbot, tmp_path, capsys):
+def test_closing_during_a_long_computation_stops_it_and_the_next_start_knows(qtbot, tmp_path):
+    """Closing mid-computation ends the jobs thread (how long the close takes is
+    benchmarks/quit_latency.py's figure, state "compute"), and the next start, seeing the
+    run never finished, waits to be asked rather than starting it again."""
     cfg = MHAConfig(d_model=2048, n_heads=16, batch=1, seq=2048, device="cpu")
     path = tmp_path / "settings.ini"
     window = build_window(cfg, Preferences(str(path)))
     qtbot.addWidget(window)
     window.show()
-    qtbot.waitExposed(window)
+    qtbot.waitExposed(window, timeout=UI_MS)
     c = window.controller
     progress: list[float] = []
     c.compute_progressed.connect(progress.append)
     window.compute_gate.start()
-    qtbot.waitUntil(lambda: any(0 < f < 1 for f in progress), timeout=TRACE_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: any(0 < f < 1 for f in progress), timeout=TRACE_MS)
     assert c.computing
-    started = time.perf_counter()
     window.close()
-    seconds = time.perf_counter() - started
-    with capsys.disabled():
-        print(f"\nclosing during a compute took {seconds * 1000:.0f} ms")
-    assert not c.is_running() and seconds < 5.0
+    assert not c.is_running()
     # the next start knows the run never finished, and waits
     again = _restored_window(qtbot, path, cfg, None)
     try:

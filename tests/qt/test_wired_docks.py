@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt, QUrl
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.models.minilm.files import is_available
@@ -130,7 +131,7 @@ def test_the_decode_dock_steps_with_the_stage_keys_when_focused(make_window, qtb
     view = gen.decode_view
     qtbot.waitUntil(lambda: view.step_count == 9, timeout=WAIT_MS)  # the prompt pass + 8 steps
     view.setFocus()
-    qtbot.waitUntil(view.hasFocus)
+    qtbot.waitUntil(view.hasFocus, timeout=UI_MS)
     stage = window.controller.stage
     qtbot.keyClick(view, Qt.Key.Key_Right)
     qtbot.keyClick(view, Qt.Key.Key_Right)

@@ -328,8 +328,20 @@ class ServiceProcess:
         return self._next_id
 
     def answer(self) -> tuple:
-        """The next answer; EOFError or OSError when the process has gone."""
-        return self._conn.recv()
+        """The next answer; EOFError or OSError when the process has gone. It is then
+        waited for: its pipe closes a moment before it can be reaped, and a request sent in
+        that moment went to the pipe of a process on its way out instead of a fresh one."""
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            process = self.process
+            if process is not None:
+                process.join(STOP_WAIT_S)
+                if process.is_alive():  # its pipe was closed while it lives on: end it
+                    with contextlib.suppress(OSError, ValueError):
+                        process.kill()
+                    process.join(STOP_WAIT_S)
+            raise
 
     def _start(self) -> None:
         self._close()

@@ -13,7 +13,8 @@ import functools
 import os
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -119,6 +120,22 @@ def cpu_threads() -> int:
     return max(1, min(cores, round(cores - busy)))
 
 
+@contextmanager
+def training_threads(device: str) -> Iterator[None]:
+    """Torch's thread count for one training loop only: on the CPU the cores left free
+    (``cpu_threads``), never more than the caller had, and the caller's count again
+    afterwards. Torch's count belongs to the whole process, so a count left behind would
+    decide the threads of whatever the process computes next (a command's caller, the
+    window, a test) by the load at the moment some training started."""
+    before = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(min(before, cpu_threads()))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def pick_device(name: str) -> str:
     if name in ("auto", "cuda") and torch.cuda.is_available():
         return "cuda"
@@ -187,8 +204,13 @@ def train(spec: LabModelSpec, settings: TrainSettings, *,
     ``maps_every`` evaluations); ``pause()`` true holds the loop; ``cancel()`` true raises
     Cancelled between steps."""
     device = pick_device(settings.device)
-    if device == "cpu":
-        torch.set_num_threads(cpu_threads())
+    with training_threads(device):
+        return _train(spec, settings, device, progress, pause, cancel, maps_every)
+
+
+def _train(spec: LabModelSpec, settings: TrainSettings, device: str,
+           progress: Callable[[LabProgress], None] | None, pause: Callable[[], bool] | None,
+           cancel: Callable[[], bool] | None, maps_every: int) -> LabRun:
     torch.manual_seed(settings.seed)
     model = LabModel(spec).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
