@@ -3,11 +3,17 @@ the Python stack the GUI thread was in when the stop passed the limit.
 
 A heartbeat timer on the GUI thread notes the time at each tick; a monitor thread looks every few
 milliseconds, and when the heartbeat is later than the limit it samples the GUI thread's stack
-(``sys._current_frames``), at that moment and again while the stop lasts. When the loop moves
+(read by ``faulthandler``), at that moment and again while the stop lasts. When the loop moves
 again the heartbeat measures the whole stop and reports it: ``stalled(Stall)``, ``stalls``, and
 one paragraph on stderr. A stop while the GUI thread is inside no Python code (its stack is only
 the event loop's) is the interpreter lock held elsewhere, or Qt's own work: the other threads'
 innermost frames are kept too, so the report names the thread that held it.
+
+Stacks are read by ``faulthandler``, as text, never as frame objects: a frame object held by the
+monitor keeps its function's locals alive after the function returns, and a paint event's
+QPainter, or the style options Qt lends a Python style, then outlived their C++ objects (a
+"painter still active" warning, and a crash in the style's drawPrimitive at the next theme
+switch).
 
 Switched on for the window by ``MHA_EXPLORER_STALL_MS`` (the limit in milliseconds, e.g. 100);
 the tests and ``benchmarks/bench_lesson.py`` start one themselves.
@@ -15,11 +21,13 @@ the tests and ``benchmarks/bench_lesson.py`` start one themselves.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import re
 import sys
+import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,12 +74,28 @@ class Stall:
         return "\n".join(lines)
 
 
-def _frames(frame, innermost: int | None = None) -> tuple[str, ...]:
-    """``file:line function`` for each frame, outermost first (the last ``innermost`` only)."""
-    summary = traceback.extract_stack(frame)
-    if innermost is not None:
-        summary = summary[-innermost:]
-    return tuple(f"{_short(f.filename)}:{f.lineno} {f.name}" for f in summary)
+_THREAD = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-fA-F]+)")
+_FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
+
+
+def _stacks() -> dict[int, tuple[str, ...]]:
+    """Every Python thread's stack as ``file:line function`` lines, outermost first, by thread
+    id. faulthandler reads the frames where they are, so nothing here holds one."""
+    with tempfile.TemporaryFile() as dump:  # a file, not a pipe: a full pipe would block the dump
+        faulthandler.dump_traceback(dump, all_threads=True)
+        dump.seek(0)
+        text = dump.read().decode("utf-8", errors="replace")
+    stacks: dict[int, list[str]] = {}
+    lines: list[str] = []
+    for line in text.splitlines():
+        thread = _THREAD.match(line)
+        if thread is not None:
+            lines = stacks.setdefault(int(thread.group(1), 16), [])
+            continue
+        frame = _FRAME.match(line)
+        if frame is not None:
+            lines.append(f"{_short(frame.group(1))}:{frame.group(2)} {frame.group(3)}")
+    return {ident: tuple(reversed(found)) for ident, found in stacks.items()}  # innermost came first
 
 
 def _short(filename: str) -> str:
@@ -163,27 +187,30 @@ class StallWatchdog(QObject):
             late = now - beat
             if late * 1000 <= self.limit_ms:
                 continue
-            frames = sys._current_frames()
-            gui = frames.get(self._gui)
-            if sampled is None or sampled[0] != beat:  # the first look past the limit
-                others = _other_threads((self._gui, threading.get_ident()), frames)
+            first = sampled is None or sampled[0] != beat  # the first look past the limit
+            if not first and now < self._next_sample:
+                continue
+            stacks = _stacks()
+            gui = stacks.get(self._gui)
+            if first:
+                others = _other_threads((self._gui, threading.get_ident()), stacks)
                 with self._lock:
                     if self._beat == beat:
-                        self._sampled = (beat, _frames(gui) if gui is not None else (), others)
+                        self._sampled = (beat, gui or (), others)
                         self._later = []
                         self._next_sample = now + RESAMPLE_S
-            elif now >= self._next_sample and gui is not None:
+            elif gui is not None:
                 with self._lock:
                     if self._beat == beat:
-                        self._later.append(tuple(reversed(_frames(gui, 3))))
+                        self._later.append(tuple(reversed(gui[-3:])))
                         self._next_sample = now + RESAMPLE_S
 
 
-def _other_threads(skip: tuple[int, ...], frames=None) -> tuple[str, ...]:
+def _other_threads(skip: tuple[int, ...], stacks=None) -> tuple[str, ...]:
     """Each other Python thread's innermost frames, innermost first."""
-    frames = sys._current_frames() if frames is None else frames
-    return tuple(f"[{_thread_name(ident)}] " + " < ".join(reversed(_frames(frame, 3)))
-                 for ident, frame in frames.items() if ident not in skip and ident != threading.get_ident())
+    stacks = _stacks() if stacks is None else stacks
+    return tuple(f"[{_thread_name(ident)}] " + " < ".join(reversed(stack[-3:]))
+                 for ident, stack in stacks.items() if ident not in skip and ident != threading.get_ident())
 
 
 def _thread_name(ident: int) -> str:
