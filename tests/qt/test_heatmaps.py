@@ -17,7 +17,7 @@ from mha_explorer.core.models.patterns import row_entropy_bits
 from mha_explorer.core.plan.memory import estimate
 from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, grid_columns
 from mha_explorer.qt.heads.head_cell import HeatmapCell
-from mha_explorer.qt.heads.heads_panel import POOL_KEEP, HeatmapPanel
+from mha_explorer.qt.heads.heads_panel import CELLS_PER_TURN, POOL_KEEP, HeatmapPanel
 from mha_explorer.qt.heads.map_image import MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 
@@ -208,9 +208,14 @@ def test_clicking_a_head_opens_it_large_with_top_k(make_panel, qtbot):
     assert len(dialog.top_k()) == 4  # masked keys are not "attended to"
 
 
-def test_layout_stays_usable_with_many_heads(make_panel):
+def test_layout_stays_usable_with_many_heads(make_panel, settle):
     panel = make_panel(MHAConfig(d_model=128, n_heads=128, batch=1, seq=3))
+    columns = panel.columns
     panel.controller.set_stage("softmax")
+    # the grid takes its final shape at once, but the maps' cells are built a few per event-loop
+    # turn, as they are drawn: building 128 in the stage's own turn held the loop for 0.6 s
+    assert panel.columns != columns and len(panel.cells) <= CELLS_PER_TURN
+    settle(panel.controller)
     assert len(panel.cells) == 128
     assert 1 <= panel.columns <= 128
     assert all(c.minimumWidth() >= MIN_CELL_PX for c in panel.cells)
@@ -291,9 +296,10 @@ def wheel(view, towards: QPointF) -> None:
         False))
 
 
-def test_cells_are_light_and_the_pool_stays_bounded(make_panel, qtbot):
+def test_cells_are_light_and_the_pool_stays_bounded(make_panel, qtbot, settle):
     panel = make_panel(MHAConfig(d_model=128, n_heads=64, batch=1, seq=3))
     panel.controller.set_stage("softmax")
+    settle(panel.controller)  # the cells are built a few per event-loop turn
     assert len(panel.cells) == 64
     for cell in panel.cells:
         assert not isinstance(cell.view, pg.PlotWidget)  # no PlotItem and its menus
