@@ -56,9 +56,10 @@ def test_one_map_per_head_in_head_order(make_panel, settle):
         np.testing.assert_array_equal(image, weights[0, h])
 
 
-def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel):
+def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel, settle):
     panel = make_panel()
     panel.controller.set_stage("scores")
+    settle(panel.controller)  # the cells are built a few per event-loop turn
     for item in panel.image_items:
         assert item.axisOrder == "row-major"
         assert item.image.dtype == np.float32 and item.image.flags.c_contiguous
@@ -66,10 +67,11 @@ def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel
         np.testing.assert_array_equal(item.getLevels(), panel.color_bar.levels())
 
 
-def test_scores_use_symmetric_diverging_levels_and_softmax_zero_to_one(make_panel):
+def test_scores_use_symmetric_diverging_levels_and_softmax_zero_to_one(make_panel, settle):
     panel = make_panel()
     ctrl = panel.controller
     ctrl.set_stage("scores")
+    settle(ctrl)  # the cells are built a few per event-loop turn
     scores = ctrl.trace.tensors["scores"]["scores"][0]
     peak = float(np.abs(scores[np.isfinite(scores)]).max())
     assert panel.color_bar.levels() == pytest.approx((-peak, peak))
@@ -129,7 +131,7 @@ def test_batch_selector_switches_the_shown_element(make_panel):
         np.testing.assert_array_equal(image, weights[1, h])
 
 
-def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot):
+def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot, settle):
     cfg = MHAConfig(d_model=32, n_heads=4, batch=3, seq=64)
     est = estimate(cfg)
     budget = (est.windowed_bytes + est.full_bytes) // 2  # full does not fit, windowed does
@@ -137,6 +139,7 @@ def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot):
     ctrl = panel.controller
     assert ctrl.trace.mode == "windowed"
     ctrl.set_stage("softmax")
+    settle(ctrl)  # the stage's maps drawn, over a few event-loop turns
     with qtbot.waitSignal(panel.images_updated, timeout=TRACE_TIMEOUT_MS):
         panel.batch_spin.setValue(2)
     assert ctrl.trace.batch_index == 2
@@ -159,9 +162,10 @@ def test_entropy_under_each_map_is_in_bits(make_panel):
     assert "bits" in panel.caption.text()
 
 
-def test_gqa_heads_carry_their_kv_head(make_panel):
+def test_gqa_heads_carry_their_kv_head(make_panel, settle):
     panel = make_panel(MHAConfig(d_model=64, n_heads=4, n_kv_heads=2, batch=1, seq=4))
     panel.controller.set_stage("scores")
+    settle(panel.controller)  # the cells are built a few per event-loop turn
     assert [m.kv_group for m in panel.maps.maps] == [0, 0, 1, 1]
     assert "kv 1" in panel.cells[3].title.text()
 
@@ -235,7 +239,10 @@ def test_the_colour_table_is_computed_once_for_all_the_maps(make_panel, settle, 
     panel = make_panel(MHAConfig(d_model=64, n_heads=16, batch=1, seq=3))
     panel.controller.set_stage("softmax")
     settle(panel.controller)
-    assert len(panel.image_items) == 16 and all(item.lut is not None for item in panel.image_items)
+    colours = real(pg.colormap.get(panel.maps.colormap), nPts=256)
+    assert len(panel.image_items) == 16
+    for item in panel.image_items:
+        np.testing.assert_array_equal(item.lut, colours)
     # the bar's own picture of the table (with alpha) and the maps' one, whatever the count
     assert len(computed) <= 2 * len(set(computed))
 

@@ -338,7 +338,8 @@ class _TablesOnce(pg.ColorMap):
 
     def __init__(self, name: str) -> None:
         found = pg.colormap.get(name)
-        super().__init__(found.pos, found.color, mapping=found.mapping_mode, name=found.name)
+        positions, colours = found.getStops(mode=pg.ColorMap.BYTE)
+        super().__init__(positions, colours, mapping=found.mapping_mode, name=found.name)
         self._tables: dict[tuple, np.ndarray] = {}
 
     def getLookupTable(self, start=0.0, stop=1.0, nPts=512, alpha=None, mode=pg.ColorMap.BYTE):  # noqa: N802, N803

@@ -52,6 +52,8 @@ POOL_KEEP = 32  # cells kept beyond what is shown
 # maps set (and so painted) in one event-loop turn: a small config's maps all at once
 CELLS_PER_TURN = 4
 PIXELS_PER_TURN = 1 << 18
+# of a larger set's, cells built in the turn too (a cell's build costs about four draws)
+NEW_CELLS_PER_TURN = 2
 
 
 class _Place(QWidget):
@@ -325,8 +327,10 @@ class HeatmapPanel(PresentingMaps, QWidget):
         if maps is not self.maps:  # newer maps came meanwhile
             return
         stop, pixels = start, 0
+        small = len(maps.maps) <= CELLS_PER_TURN  # a small config's maps all at once
         while stop < len(maps.maps) and (stop == start or (
-                stop - start < CELLS_PER_TURN and pixels + maps.maps[stop].image.size <= PIXELS_PER_TURN)):
+                stop - start < CELLS_PER_TURN and pixels + maps.maps[stop].image.size <= PIXELS_PER_TURN
+                and (small or stop - max(start, len(self._pool)) < NEW_CELLS_PER_TURN))):
             pixels += maps.maps[stop].image.size
             stop += 1
         self._build_cells(stop)
