@@ -28,6 +28,7 @@ from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.text.tables import write_tables
 from mha_explorer.core.text.xml_chars import well_formed
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.shell.theme import mark_theme
 from mha_explorer.qt.stage.stage_view import StageView
 
 
@@ -127,6 +128,7 @@ class _Sheet(QWidget):
 
     def __init__(self, view: QWidget, size: tuple[int, int]) -> None:
         super().__init__()
+        mark_theme(self)  # a window of its own: the style sheet's rules of the application's theme
         self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
