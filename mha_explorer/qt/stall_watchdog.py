@@ -51,6 +51,8 @@ class Stall:
     later: tuple[tuple[str, ...], ...] = ()  # its innermost frames sampled while it lasted
     others: tuple[str, ...] = ()  # the other Python threads' innermost frames at that moment
     label: str = ""  # what was happening (``StallWatchdog.label``), e.g. a lesson's step
+    busy_ms: float | None = None  # of ``ms``, the GUI thread's own processor time; the rest it
+    # waited: for the interpreter lock another thread held, or for a core on a busy machine
 
     @property
     def in_python(self) -> bool:
@@ -58,7 +60,8 @@ class Stall:
         return any(PROJECT in line for line in self.stack)
 
     def describe(self) -> str:
-        head = f"event loop stopped {self.ms:.0f} ms" + (f" during {self.label}" if self.label else "")
+        busy = f" (the GUI thread busy {self.busy_ms:.0f} ms of it)" if self.busy_ms is not None else ""
+        head = f"event loop stopped {self.ms:.0f} ms{busy}" + (f" during {self.label}" if self.label else "")
         if not self.stack:  # the monitor could not look: it waited for the lock like the GUI thread
             lines = [head + "; another thread held the interpreter lock all along; as it let go, "
                      "the other threads were in:"] + ["    " + line for line in self.others]
@@ -104,7 +107,9 @@ def _short(filename: str) -> str:
 
 class StallWatchdog(QObject):
     """``start()``, ``stop()``; ``stalls`` (every Stall since ``reset``), ``longest_ms`` (the
-    longest gap between heartbeats since ``reset``, stalls or not); signal ``stalled(Stall)``.
+    longest gap between heartbeats since ``reset``, stalls or not), ``longest_busy_ms`` (the
+    most processor time the GUI thread spent between two heartbeats: the work a turn holds,
+    whatever else the machine is doing); signal ``stalled(Stall)``.
     ``label`` names what is happening now, for the reports. ``report`` is called with each Stall
     (default: its description on stderr; None: silent)."""
 
@@ -118,10 +123,12 @@ class StallWatchdog(QObject):
         self.label = ""
         self.stalls: list[Stall] = []
         self.longest_ms = 0.0
+        self.longest_busy_ms = 0.0
         self._report = None if quiet else (report or _to_stderr)
         self._gui = threading.get_ident()
         self._lock = threading.Lock()
         self._beat = time.perf_counter()
+        self._busy = time.thread_time()  # the GUI thread's processor time at the last heartbeat
         self._sampled: tuple[float, tuple[str, ...], tuple[str, ...]] | None = None  # (beat, stack, others)
         self._later: list[tuple[str, ...]] = []
         self._next_sample = 0.0  # when the monitor samples a long stop again
@@ -138,6 +145,7 @@ class StallWatchdog(QObject):
         self._running = True
         with self._lock:
             self._beat = time.perf_counter()
+        self._busy = time.thread_time()
         self._timer.start()
         self._monitor = threading.Thread(target=self._watch, name="stall-watchdog", daemon=True)
         self._monitor.start()
@@ -151,27 +159,30 @@ class StallWatchdog(QObject):
 
     def reset(self) -> list[Stall]:
         """Forget what was seen; returns the stalls seen until now."""
-        seen, self.stalls, self.longest_ms = self.stalls, [], 0.0
+        seen, self.stalls, self.longest_ms, self.longest_busy_ms = self.stalls, [], 0.0, 0.0
         with self._lock:
             self._beat = time.perf_counter()
+        self._busy = time.thread_time()
         return seen
 
     # the GUI thread ---------------------------------------------------------------------------
     def _on_beat(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         with self._lock:
             last, self._beat = self._beat, now
             sampled, later = self._sampled, self._later
             self._sampled, self._later = None, []
-        ms = 1000 * (now - last)
+        ms, busy = 1000 * (now - last), 1000 * (cpu - self._busy)
+        self._busy = cpu
         self.longest_ms = max(self.longest_ms, ms)
+        self.longest_busy_ms = max(self.longest_busy_ms, busy)
         if ms <= self.limit_ms:
             return
         if sampled is not None and sampled[0] == last:
             stack, others = sampled[1], sampled[2]
         else:  # the monitor never got the interpreter lock: the thread that held it, as it let go
             stack, others = (), _other_threads((self._gui,))
-        stall = Stall(ms, stack, tuple(later), others, self.label)
+        stall = Stall(ms, stack, tuple(later), others, self.label, busy)
         self.stalls.append(stall)
         if self._report is not None:
             self._report(stall)
