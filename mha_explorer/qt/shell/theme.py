@@ -16,7 +16,10 @@ which held the event loop for 0.4 s and more.
 from __future__ import annotations
 
 import functools
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeVar
@@ -314,6 +317,20 @@ def _picked(widget: QWidget, selector: tuple[_Step, ...]) -> bool:
     return wanted < 0
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Python's cycle collector paused while Qt's lists of widgets become Python objects: a
+    collection in between freed a window nobody referred to any more (a closed one), Qt
+    deleted it, and the list went on to a widget that no longer existed (a crash)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def styled_widgets(app: QApplication) -> list[QWidget]:
     """The widgets a rule of the style sheet picks (the tool tip's included)."""
     picked = []
@@ -406,17 +423,18 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
     app.setPalette(palette)
     QToolTip.setPalette(palette)  # tool tips keep a palette of their own
     app.setProperty(THEME_PROPERTY, theme.name)
-    for window in app.topLevelWidgets():
-        window.setProperty(THEME_PROPERTY, theme.name)
-    if app.styleSheet() != style_sheet():
-        app.setStyleSheet(style_sheet())  # once: both themes' rules, each under its windows
-    else:  # the rules that pick a widget follow its window's theme once it is restyled
-        style = app.style()
-        for widget in styled_widgets(app):
-            if widget.testAttribute(Qt.WidgetAttribute.WA_WState_Polished):
-                style.unpolish(widget)
-                style.polish(widget)
-                widget.update()
+    with _no_collection():
+        for window in app.topLevelWidgets():
+            window.setProperty(THEME_PROPERTY, theme.name)
+        if app.styleSheet() != style_sheet():
+            app.setStyleSheet(style_sheet())  # once: both themes' rules, each under its windows
+        else:  # the rules that pick a widget follow its window's theme once it is restyled
+            style = app.style()
+            for widget in styled_widgets(app):
+                if widget.testAttribute(Qt.WidgetAttribute.WA_WState_Polished):
+                    style.unpolish(widget)
+                    style.polish(widget)
+                    widget.update()
     # Qt posts the change to the widgets: deliver it now, so whatever is drawn or
     # measured next (an export, a test) is already in the new theme
     QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)
