@@ -167,7 +167,8 @@ def generation(window) -> None:
 
 def export(folder: str) -> Callable:
     def step(window) -> None:
-        window.export_current(folder)
+        run = window.export_current(folder)
+        wait_until(lambda: run.done, what="the export")
         settle(window)
     return step
 
