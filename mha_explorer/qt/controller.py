@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.config.edits import apply_edits
 from mha_explorer.core.config.presets import get_preset
+from mha_explorer.core.models import tokenizer_process
 from mha_explorer.core.plan.build import Plan, build_plan
 from mha_explorer.core.plan.memory import Estimate, MemoryBudgetError, estimate
 from mha_explorer.core.stages.catalog import carry_stage
@@ -100,6 +101,8 @@ class Controller(BudgetMixin, PlaybackMixin, ReadingMixin, QObject):
             return
         self._started = True
         self.jobs.start()
+        # the jobs run beside an event loop: building a tokenizer would hold the lock it needs
+        tokenizer_process.build_elsewhere()
         # a run function whose first answer comes from a process that loaded torch beside the
         # window's start-up (qt/early_engine.py): the window's own torch loads after that answer
         elsewhere = compute and getattr(self._run, "first_elsewhere", False)

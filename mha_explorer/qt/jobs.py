@@ -50,6 +50,7 @@ class JobKind(str, Enum):
     generate = "generate"  # a trained decoder writing with its real KV cache
     induction = "induction"  # a trained decoder on repeated random tokens
     compare = "compare"  # every trained model on one text (the Compare window)
+    export = "export"  # the window's pictures encoded and written, and its tables
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,17 @@ the Python stack the GUI thread was in when the stop passed the limit.
 
 A heartbeat timer on the GUI thread notes the time at each tick; a monitor thread looks every few
 milliseconds, and when the heartbeat is later than the limit it samples the GUI thread's stack
-(``sys._current_frames``), at that moment and again while the stop lasts. When the loop moves
+(read by ``faulthandler``), at that moment and again while the stop lasts. When the loop moves
 again the heartbeat measures the whole stop and reports it: ``stalled(Stall)``, ``stalls``, and
 one paragraph on stderr. A stop while the GUI thread is inside no Python code (its stack is only
 the event loop's) is the interpreter lock held elsewhere, or Qt's own work: the other threads'
 innermost frames are kept too, so the report names the thread that held it.
+
+Stacks are read by ``faulthandler``, as text, never as frame objects: a frame object held by the
+monitor keeps its function's locals alive after the function returns, and a paint event's
+QPainter, or the style options Qt lends a Python style, then outlived their C++ objects (a
+"painter still active" warning, and a crash in the style's drawPrimitive at the next theme
+switch).
 
 Switched on for the window by ``MHA_EXPLORER_STALL_MS`` (the limit in milliseconds, e.g. 100);
 the tests and ``benchmarks/bench_lesson.py`` start one themselves.
@@ -15,11 +21,13 @@ the tests and ``benchmarks/bench_lesson.py`` start one themselves.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import re
 import sys
+import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +51,8 @@ class Stall:
     later: tuple[tuple[str, ...], ...] = ()  # its innermost frames sampled while it lasted
     others: tuple[str, ...] = ()  # the other Python threads' innermost frames at that moment
     label: str = ""  # what was happening (``StallWatchdog.label``), e.g. a lesson's step
+    busy_ms: float | None = None  # of ``ms``, the GUI thread's own processor time; the rest it
+    # waited: for the interpreter lock another thread held, or for a core on a busy machine
 
     @property
     def in_python(self) -> bool:
@@ -50,7 +60,8 @@ class Stall:
         return any(PROJECT in line for line in self.stack)
 
     def describe(self) -> str:
-        head = f"event loop stopped {self.ms:.0f} ms" + (f" during {self.label}" if self.label else "")
+        busy = f" (the GUI thread busy {self.busy_ms:.0f} ms of it)" if self.busy_ms is not None else ""
+        head = f"event loop stopped {self.ms:.0f} ms{busy}" + (f" during {self.label}" if self.label else "")
         if not self.stack:  # the monitor could not look: it waited for the lock like the GUI thread
             lines = [head + "; another thread held the interpreter lock all along; as it let go, "
                      "the other threads were in:"] + ["    " + line for line in self.others]
@@ -66,12 +77,28 @@ class Stall:
         return "\n".join(lines)
 
 
-def _frames(frame, innermost: int | None = None) -> tuple[str, ...]:
-    """``file:line function`` for each frame, outermost first (the last ``innermost`` only)."""
-    summary = traceback.extract_stack(frame)
-    if innermost is not None:
-        summary = summary[-innermost:]
-    return tuple(f"{_short(f.filename)}:{f.lineno} {f.name}" for f in summary)
+_THREAD = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-fA-F]+)")
+_FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
+
+
+def _stacks() -> dict[int, tuple[str, ...]]:
+    """Every Python thread's stack as ``file:line function`` lines, outermost first, by thread
+    id. faulthandler reads the frames where they are, so nothing here holds one."""
+    with tempfile.TemporaryFile() as dump:  # a file, not a pipe: a full pipe would block the dump
+        faulthandler.dump_traceback(dump, all_threads=True)
+        dump.seek(0)
+        text = dump.read().decode("utf-8", errors="replace")
+    stacks: dict[int, list[str]] = {}
+    lines: list[str] = []
+    for line in text.splitlines():
+        thread = _THREAD.match(line)
+        if thread is not None:
+            lines = stacks.setdefault(int(thread.group(1), 16), [])
+            continue
+        frame = _FRAME.match(line)
+        if frame is not None:
+            lines.append(f"{_short(frame.group(1))}:{frame.group(2)} {frame.group(3)}")
+    return {ident: tuple(reversed(found)) for ident, found in stacks.items()}  # innermost came first
 
 
 def _short(filename: str) -> str:
@@ -80,7 +107,9 @@ def _short(filename: str) -> str:
 
 class StallWatchdog(QObject):
     """``start()``, ``stop()``; ``stalls`` (every Stall since ``reset``), ``longest_ms`` (the
-    longest gap between heartbeats since ``reset``, stalls or not); signal ``stalled(Stall)``.
+    longest gap between heartbeats since ``reset``, stalls or not), ``longest_busy_ms`` (the
+    most processor time the GUI thread spent between two heartbeats: the work a turn holds,
+    whatever else the machine is doing); signal ``stalled(Stall)``.
     ``label`` names what is happening now, for the reports. ``report`` is called with each Stall
     (default: its description on stderr; None: silent)."""
 
@@ -94,10 +123,12 @@ class StallWatchdog(QObject):
         self.label = ""
         self.stalls: list[Stall] = []
         self.longest_ms = 0.0
+        self.longest_busy_ms = 0.0
         self._report = None if quiet else (report or _to_stderr)
         self._gui = threading.get_ident()
         self._lock = threading.Lock()
         self._beat = time.perf_counter()
+        self._busy = time.thread_time()  # the GUI thread's processor time at the last heartbeat
         self._sampled: tuple[float, tuple[str, ...], tuple[str, ...]] | None = None  # (beat, stack, others)
         self._later: list[tuple[str, ...]] = []
         self._next_sample = 0.0  # when the monitor samples a long stop again
@@ -114,6 +145,7 @@ class StallWatchdog(QObject):
         self._running = True
         with self._lock:
             self._beat = time.perf_counter()
+        self._busy = time.thread_time()
         self._timer.start()
         self._monitor = threading.Thread(target=self._watch, name="stall-watchdog", daemon=True)
         self._monitor.start()
@@ -127,27 +159,30 @@ class StallWatchdog(QObject):
 
     def reset(self) -> list[Stall]:
         """Forget what was seen; returns the stalls seen until now."""
-        seen, self.stalls, self.longest_ms = self.stalls, [], 0.0
+        seen, self.stalls, self.longest_ms, self.longest_busy_ms = self.stalls, [], 0.0, 0.0
         with self._lock:
             self._beat = time.perf_counter()
+        self._busy = time.thread_time()
         return seen
 
     # the GUI thread ---------------------------------------------------------------------------
     def _on_beat(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         with self._lock:
             last, self._beat = self._beat, now
             sampled, later = self._sampled, self._later
             self._sampled, self._later = None, []
-        ms = 1000 * (now - last)
+        ms, busy = 1000 * (now - last), 1000 * (cpu - self._busy)
+        self._busy = cpu
         self.longest_ms = max(self.longest_ms, ms)
+        self.longest_busy_ms = max(self.longest_busy_ms, busy)
         if ms <= self.limit_ms:
             return
         if sampled is not None and sampled[0] == last:
             stack, others = sampled[1], sampled[2]
         else:  # the monitor never got the interpreter lock: the thread that held it, as it let go
             stack, others = (), _other_threads((self._gui,))
-        stall = Stall(ms, stack, tuple(later), others, self.label)
+        stall = Stall(ms, stack, tuple(later), others, self.label, busy)
         self.stalls.append(stall)
         if self._report is not None:
             self._report(stall)
@@ -163,27 +198,30 @@ class StallWatchdog(QObject):
             late = now - beat
             if late * 1000 <= self.limit_ms:
                 continue
-            frames = sys._current_frames()
-            gui = frames.get(self._gui)
-            if sampled is None or sampled[0] != beat:  # the first look past the limit
-                others = _other_threads((self._gui, threading.get_ident()), frames)
+            first = sampled is None or sampled[0] != beat  # the first look past the limit
+            if not first and now < self._next_sample:
+                continue
+            stacks = _stacks()
+            gui = stacks.get(self._gui)
+            if first:
+                others = _other_threads((self._gui, threading.get_ident()), stacks)
                 with self._lock:
                     if self._beat == beat:
-                        self._sampled = (beat, _frames(gui) if gui is not None else (), others)
+                        self._sampled = (beat, gui or (), others)
                         self._later = []
                         self._next_sample = now + RESAMPLE_S
-            elif now >= self._next_sample and gui is not None:
+            elif gui is not None:
                 with self._lock:
                     if self._beat == beat:
-                        self._later.append(tuple(reversed(_frames(gui, 3))))
+                        self._later.append(tuple(reversed(gui[-3:])))
                         self._next_sample = now + RESAMPLE_S
 
 
-def _other_threads(skip: tuple[int, ...], frames=None) -> tuple[str, ...]:
+def _other_threads(skip: tuple[int, ...], stacks=None) -> tuple[str, ...]:
     """Each other Python thread's innermost frames, innermost first."""
-    frames = sys._current_frames() if frames is None else frames
-    return tuple(f"[{_thread_name(ident)}] " + " < ".join(reversed(_frames(frame, 3)))
-                 for ident, frame in frames.items() if ident not in skip and ident != threading.get_ident())
+    stacks = _stacks() if stacks is None else stacks
+    return tuple(f"[{_thread_name(ident)}] " + " < ".join(reversed(stack[-3:]))
+                 for ident, stack in stacks.items() if ident not in skip and ident != threading.get_ident())
 
 
 def _thread_name(ident: int) -> str:

@@ -33,6 +33,7 @@ class StepResult:
     seconds: float  # the step's whole time
     stalls: list[Stall] = field(default_factory=list)
     progress_after_s: float | None = None  # a choice's first visible progress (the model steps)
+    busy_ms: float = 0.0  # the most processor time the GUI thread spent in one turn of the step
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = WAIT_S, *, what: str = "") -> float:
@@ -166,7 +167,8 @@ def generation(window) -> None:
 
 def export(folder: str) -> Callable:
     def step(window) -> None:
-        window.export_current(folder)
+        run = window.export_current(folder)
+        wait_until(lambda: run.done, what="the export")
         settle(window)
     return step
 
@@ -182,7 +184,7 @@ def quit_window(window) -> None:
     window.close()
 
 
-def lesson_steps(folder: str, *, models: tuple[str, ...] = ("gemma3-270m", "minilm-l6"),
+def lesson_steps(folder: str, *, models: tuple[str, ...] = ("gemma3-270m", "smollm2-135m", "minilm-l6"),
                  lab: bool = True, decoder_steps: bool = True) -> list[tuple[str, Callable]]:
     """(name, step) in the lesson's order; a model whose package is missing is left out, and
     the Lab's training and a decoder's induction heads and generation when not asked for."""
@@ -209,18 +211,20 @@ def run_lesson(window, steps, dog: StallWatchdog, on_step: Callable[[StepResult]
     for name, step in steps:
         dog.label = name
         dog.reset()
-        begun = time.perf_counter()
+        begun, cpu = time.perf_counter(), time.thread_time()
         if name == "quit":  # the close itself holds the loop: time it as a stop
             step(window)
-            ms = 1000 * (time.perf_counter() - begun)
+            ms, busy = 1000 * (time.perf_counter() - begun), 1000 * (time.thread_time() - cpu)
             stalls = list(dog.stalls)
             if ms > dog.limit_ms:
-                stalls.append(Stall(ms, ("MainWindow.close: the window's own closing",), label=name))
-            result = StepResult(name, max(ms, dog.longest_ms), ms / 1000, stalls)
+                stalls.append(Stall(ms, ("MainWindow.close: the window's own closing",), label=name,
+                                    busy_ms=busy))
+            result = StepResult(name, max(ms, dog.longest_ms), ms / 1000, stalls,
+                                busy_ms=max(busy, dog.longest_busy_ms))
         else:
             said = step(window)
             result = StepResult(name, dog.longest_ms, time.perf_counter() - begun, list(dog.stalls),
-                                said if isinstance(said, float) else None)
+                                said if isinstance(said, float) else None, dog.longest_busy_ms)
         results.append(result)
         if on_step is not None:
             on_step(result)

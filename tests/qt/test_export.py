@@ -9,6 +9,7 @@ import errno
 import os
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
@@ -22,6 +23,13 @@ from mha_explorer.core.system import safe_files
 from mha_explorer.qt.shell.export import ExportOptions, export_stages
 
 SIZE = (800, 450)
+WAIT_MS = 60_000
+
+
+def exported(qtbot, run) -> list:
+    """The files of a window's export once it has ended (it runs over event-loop turns)."""
+    qtbot.waitUntil(lambda: run.done, timeout=WAIT_MS)
+    return run.written
 
 
 def assert_picture(path, size=SIZE) -> None:
@@ -90,21 +98,77 @@ def test_every_stage_exports_in_order_without_a_trace_too(qtbot, tmp_path):
 def test_the_window_exports_its_stage_and_stays_on_it(qtbot, make_window, tmp_path):
     window = make_window()
     window.controller.set_stage("merge")
-    written = window.export_current(tmp_path / "out", options=ExportOptions(size=(960, 540)))
+    run = window.export_current(tmp_path / "out", options=ExportOptions(size=(960, 540)))
+    written = exported(qtbot, run)
     assert window.controller.stage == "merge"
     assert {p.name for p in written} >= {"08-merge.png", "08-merge.svg", "08-merge-heads.png"}
     assert_picture(tmp_path / "out" / "08-merge.png", (960, 540))
     assert_tables_match_the_plan(tmp_path / "out", window.controller.config)
-    written = window.export_current(tmp_path / "all", all_stages=True,
-                                    options=ExportOptions(formats=("svg",), tables=False))
+    written = exported(qtbot, window.export_current(tmp_path / "all", all_stages=True,
+                                                    options=ExportOptions(formats=("svg",), tables=False)))
     assert len(written) == 2 * len(STAGE_IDS) and window.controller.stage == "merge"
+
+
+def test_the_window_s_export_draws_a_piece_a_turn_and_encodes_elsewhere(qtbot, make_window, tmp_path,
+                                                                       monkeypatch):
+    """Drawing and encoding every picture in the turn of the click froze the window (0.6 s on
+    two busy cores): the export returns at once, the views draw their pages a piece per turn,
+    and the jobs thread encodes the PNGs and writes the files."""
+    import threading
+
+    from mha_explorer.qt.shell import export
+
+    encoders, real = [], export._png_of
+
+    def encoding(image):
+        encoders.append(threading.current_thread())
+        return real(image)
+
+    monkeypatch.setattr(export, "_png_of", encoding)
+    window = make_window(MHAConfig(d_model=64, n_heads=8, batch=1, seq=5, device="cpu"))
+    window.controller.set_stage("softmax")
+    run = window.export_current(tmp_path / "out", options=ExportOptions(size=SIZE, formats=("png",)))
+    assert not run.done and not (tmp_path / "out" / "06-softmax.png").exists()
+    assert {p.name for p in exported(qtbot, run)} >= {"06-softmax.png", "06-softmax-heads.png", "shapes.csv"}
+    assert len(encoders) == 2 and threading.main_thread() not in encoders
+    assert_picture(tmp_path / "out" / "06-softmax-heads.png")
+    assert window.statusBar().currentMessage().startswith("exported 6 files")
+
+
+def test_cancel_stops_an_export_between_whole_files(qtbot, make_window, tmp_path):
+    window = make_window()
+    run = window.export_current(tmp_path / "all", all_stages=True, options=ExportOptions(size=SIZE))
+    qtbot.waitUntil(lambda: len(list((tmp_path / "all").glob("*.png"))) >= 1, timeout=WAIT_MS)
+    window.status_view.job_progress.cancel()  # the status bar's Cancel
+    assert run.done and run.problem == "cancelled"
+    assert window.statusBar().currentMessage().startswith("export cancelled")
+    qtbot.waitUntil(lambda: window.controller.jobs._runner.in_flight is None, timeout=WAIT_MS)
+    pictures = sorted((tmp_path / "all").glob("*.png"))
+    assert 1 <= len(pictures) < 2 * len(STAGE_IDS) and part_files(tmp_path / "all") == []
+    for path in pictures:
+        assert_picture(path)
+
+
+def test_every_head_s_map_is_in_the_exported_picture(make_controller, tmp_path):
+    """The heads' page draws its maps over several turns, like the window's: the export
+    draws every one before it writes (a page of eight heads once held five)."""
+    from mha_explorer.qt.shell.export import StageExporter
+
+    cfg = MHAConfig(d_model=64, n_heads=8, batch=1, seq=5)
+    trace = make_controller(cfg).current_trace
+    with StageExporter(cfg, trace, options=ExportOptions(size=(900, 500), formats=("png",))) as made:
+        made.export_stage("softmax", tmp_path)
+        cells = made._heads.view.cells
+        assert len(cells) == cfg.H
+        for head, cell in enumerate(cells):
+            np.testing.assert_array_equal(cell.image.image, trace.tensors["softmax"]["weights"][0, head])
 
 
 def test_an_unwritable_folder_is_a_message_not_an_exception(qtbot, make_window, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     window = make_window()
-    assert window.export_current(blocker / "inside") == []
+    assert exported(qtbot, window.export_current(blocker / "inside")) == []
     assert "export failed" in window.statusBar().currentMessage()
 
 
@@ -141,12 +205,15 @@ def part_files(folder) -> list[str]:
     return [p.name for p in folder.iterdir() if p.name.endswith(safe_files.PART_SUFFIX)]
 
 
-def fill_disk_after(monkeypatch, whole_files: int) -> None:
-    """The disk fills up during file number ``whole_files + 1``: half of it is written."""
+def fill_disk_after(monkeypatch, whole_files: int, folder=None) -> None:
+    """The disk fills up during file number ``whole_files + 1`` (of those written into ``folder``,
+    when given): half of it is written."""
     real = safe_files._write_all
     count = {"n": 0}
 
     def write(fd, data):
+        if folder is not None and not os.readlink(f"/proc/self/fd/{fd}").startswith(str(folder)):
+            return real(fd, data)  # another file (the window's preferences)
         count["n"] += 1
         if count["n"] > whole_files:
             real(fd, data[: len(data) // 2])
@@ -198,8 +265,9 @@ def test_an_empty_folder_name_is_refused(qtbot, tmp_path, monkeypatch, folder):
 def test_the_window_reports_a_failed_export_with_the_reason(qtbot, make_window, tmp_path,
                                                             monkeypatch):
     window = make_window()
-    fill_disk_after(monkeypatch, whole_files=1)
-    assert window.export_current(tmp_path / "out", options=SVG_ONLY) == []
+    fill_disk_after(monkeypatch, whole_files=1, folder=tmp_path / "out")
+    written = exported(qtbot, window.export_current(tmp_path / "out", options=SVG_ONLY))
+    assert written == sorted((tmp_path / "out").glob("*.svg"))  # the file written whole before it
     message = window.statusBar().currentMessage()
     assert message.startswith("export failed") and "No space left on device" in message
     assert "exported" not in message
@@ -231,7 +299,7 @@ def test_the_window_exports_the_head_and_batch_element_it_shows(qtbot, make_wind
     qtbot.waitUntil(lambda: c.current_trace is not None, timeout=TRACE_MS)
     assert "head 2 of 4" in window.stage_view.diagram.label_texts()
     options = ExportOptions(size=(640, 360), formats=("png", "svg"), tables=False)
-    window.export_current(tmp_path / "window", options=options)
+    exported(qtbot, window.export_current(tmp_path / "window", options=options))
     picture = (tmp_path / "window" / "06-softmax.png").read_bytes()
 
     def drawn(head: int) -> bytes:

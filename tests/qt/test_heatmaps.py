@@ -18,7 +18,7 @@ from mha_explorer.core.models.patterns import row_entropy_bits
 from mha_explorer.core.plan.memory import estimate
 from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, grid_columns
 from mha_explorer.qt.heads.head_cell import HeatmapCell
-from mha_explorer.qt.heads.heads_panel import POOL_KEEP, HeatmapPanel
+from mha_explorer.qt.heads.heads_panel import CELLS_PER_TURN, POOL_KEEP, HeatmapPanel
 from mha_explorer.qt.heads.map_image import MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 
@@ -55,9 +55,10 @@ def test_one_map_per_head_in_head_order(make_panel, settle):
         np.testing.assert_array_equal(image, weights[0, h])
 
 
-def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel):
+def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel, settle):
     panel = make_panel()
     panel.controller.set_stage("scores")
+    settle(panel.controller)  # the cells are built a few per event-loop turn
     for item in panel.image_items:
         assert item.axisOrder == "row-major"
         assert item.image.dtype == np.float32 and item.image.flags.c_contiguous
@@ -65,10 +66,11 @@ def test_images_are_row_major_contiguous_float32_with_explicit_levels(make_panel
         np.testing.assert_array_equal(item.getLevels(), panel.color_bar.levels())
 
 
-def test_scores_use_symmetric_diverging_levels_and_softmax_zero_to_one(make_panel):
+def test_scores_use_symmetric_diverging_levels_and_softmax_zero_to_one(make_panel, settle):
     panel = make_panel()
     ctrl = panel.controller
     ctrl.set_stage("scores")
+    settle(ctrl)  # the cells are built a few per event-loop turn
     scores = ctrl.trace.tensors["scores"]["scores"][0]
     peak = float(np.abs(scores[np.isfinite(scores)]).max())
     assert panel.color_bar.levels() == pytest.approx((-peak, peak))
@@ -128,7 +130,7 @@ def test_batch_selector_switches_the_shown_element(make_panel):
         np.testing.assert_array_equal(image, weights[1, h])
 
 
-def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot):
+def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot, settle):
     cfg = MHAConfig(d_model=32, n_heads=4, batch=3, seq=64)
     est = estimate(cfg)
     budget = (est.windowed_bytes + est.full_bytes) // 2  # full does not fit, windowed does
@@ -136,6 +138,7 @@ def test_batch_selector_recomputes_a_windowed_trace(make_panel, qtbot):
     ctrl = panel.controller
     assert ctrl.trace.mode == "windowed"
     ctrl.set_stage("softmax")
+    settle(ctrl)  # the stage's maps drawn, over a few event-loop turns
     with qtbot.waitSignal(panel.images_updated, timeout=TRACE_MS):
         panel.batch_spin.setValue(2)
     assert ctrl.trace.batch_index == 2
@@ -158,9 +161,10 @@ def test_entropy_under_each_map_is_in_bits(make_panel):
     assert "bits" in panel.caption.text()
 
 
-def test_gqa_heads_carry_their_kv_head(make_panel):
+def test_gqa_heads_carry_their_kv_head(make_panel, settle):
     panel = make_panel(MHAConfig(d_model=64, n_heads=4, n_kv_heads=2, batch=1, seq=4))
     panel.controller.set_stage("scores")
+    settle(panel.controller)  # the cells are built a few per event-loop turn
     assert [m.kv_group for m in panel.maps.maps] == [0, 0, 1, 1]
     assert "kv 1" in panel.cells[3].title.text()
 
@@ -207,12 +211,39 @@ def test_clicking_a_head_opens_it_large_with_top_k(make_panel, qtbot):
     assert len(dialog.top_k()) == 4  # masked keys are not "attended to"
 
 
-def test_layout_stays_usable_with_many_heads(make_panel):
+def test_layout_stays_usable_with_many_heads(make_panel, settle):
     panel = make_panel(MHAConfig(d_model=128, n_heads=128, batch=1, seq=3))
+    columns = panel.columns
     panel.controller.set_stage("softmax")
+    # the grid takes its final shape at once, but the maps' cells are built a few per event-loop
+    # turn, as they are drawn: building 128 in the stage's own turn held the loop for 0.6 s
+    assert panel.columns != columns and len(panel.cells) <= CELLS_PER_TURN
+    settle(panel.controller)
     assert len(panel.cells) == 128
     assert 1 <= panel.columns <= 128
     assert all(c.minimumWidth() >= MIN_CELL_PX for c in panel.cells)
+
+
+def test_the_colour_table_is_computed_once_for_all_the_maps(make_panel, settle, monkeypatch):
+    """Each map takes the colour bar's table: computing it again for each (an interpolation
+    each) held one event-loop turn for about 120 ms with 128 maps."""
+    computed = []
+    real = pg.ColorMap.getLookupTable
+
+    def counting(self, *args, **kwargs):
+        computed.append(self.name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pg.ColorMap, "getLookupTable", counting)
+    panel = make_panel(MHAConfig(d_model=64, n_heads=16, batch=1, seq=3))
+    panel.controller.set_stage("softmax")
+    settle(panel.controller)
+    colours = real(pg.colormap.get(panel.maps.colormap), nPts=256)
+    assert len(panel.image_items) == 16
+    for item in panel.image_items:
+        np.testing.assert_array_equal(item.lut, colours)
+    # the bar's own picture of the table (with alpha) and the maps' one, whatever the count
+    assert len(computed) <= 2 * len(set(computed))
 
 
 def test_grid_columns_fill_the_area_then_scroll():
@@ -290,9 +321,10 @@ def wheel(view, towards: QPointF) -> None:
         False))
 
 
-def test_cells_are_light_and_the_pool_stays_bounded(make_panel, qtbot):
+def test_cells_are_light_and_the_pool_stays_bounded(make_panel, qtbot, settle):
     panel = make_panel(MHAConfig(d_model=128, n_heads=64, batch=1, seq=3))
     panel.controller.set_stage("softmax")
+    settle(panel.controller)  # the cells are built a few per event-loop turn
     assert len(panel.cells) == 64
     for cell in panel.cells:
         assert not isinstance(cell.view, pg.PlotWidget)  # no PlotItem and its menus

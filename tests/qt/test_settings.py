@@ -333,6 +333,34 @@ def test_changes_reach_the_file_without_an_explicit_sync(qapp, qtbot, tmp_path):
                     timeout=10_000)
 
 
+def test_the_autosave_writes_the_file_off_the_gui_thread(qapp, qtbot, tmp_path, monkeypatch):
+    """A write flushed to disk can take a good part of a second on a busy disk: the save that
+    follows a change writes on a thread of its own, and its failure is still said once."""
+    import threading
+
+    writers, real = [], safe_files.write_bytes
+
+    def writing(path, data):
+        writers.append(threading.current_thread())
+        return real(path, data)
+
+    monkeypatch.setattr(safe_files, "write_bytes", writing)
+    path = tmp_path / "settings.ini"
+    prefs = Preferences(str(path))
+    failures = []
+    prefs.save_failed.connect(failures.append)
+    prefs.set_value("theme", "dark")
+    qtbot.waitUntil(lambda: path.exists() and Preferences(str(path)).value("theme", "") == "dark",
+                    timeout=10_000)
+    assert writers and threading.main_thread() not in writers
+    path.chmod(0o444)  # the next autosave fails, and says so here
+    prefs.set_value("theme", "light")
+    qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+    assert len(failures) == 1 and "preferences not saved" in failures[0]
+    path.chmod(0o644)
+    assert prefs.sync() and Preferences(str(path)).value("theme", "") == "light"
+
+
 def test_the_window_shows_a_failed_save(qtbot, make_window, tmp_path):
     path = tmp_path / "settings.ini"
     path.write_text(f"[General]\nversion={FORMAT_VERSION}\n")

@@ -4,6 +4,7 @@ the GUI thread was in, and nothing while the loop turns; MHA_EXPLORER_STALL_MS s
 from __future__ import annotations
 
 import time
+import weakref
 
 from PySide6.QtCore import QTimer
 
@@ -34,6 +35,38 @@ def test_a_stop_over_the_limit_names_the_function_that_held_the_loop(qtbot):
     stall = next(s for s in reported if ours(s))
     assert stall.ms >= 9 * LIMIT_MS and stall in dog.stalls
     assert "holding_the_loop_for" in stall.describe() and f"{stall.ms:.0f} ms" in stall.describe()
+
+
+class Lent:
+    """Stands for what Qt lends a Python slot or override for the length of one call: a
+    painter, a style option. It must not outlive the call."""
+
+
+def holding_a_lent_object(seconds: float, seen: list) -> None:
+    lent = Lent()
+    seen.append(weakref.ref(lent))
+    time.sleep(seconds)
+
+
+def test_a_sampled_stack_keeps_no_function_s_locals_alive(qtbot):
+    """The monitor reads the GUI thread's stack while it is stopped; once the function
+    returns, its locals are gone. A frame object kept by the monitor held them: a paint
+    event's painter and the options of a style's drawPrimitive outlived their C++ objects,
+    and the next theme switch crashed in drawPrimitive."""
+    dog = StallWatchdog(LIMIT_MS, quiet=True)
+    reported, seen = [], []
+    dog.stalled.connect(reported.append)
+
+    def ours(stall) -> bool:
+        return any(line.endswith(" holding_a_lent_object") for line in stall.stack)
+
+    dog.start()
+    try:
+        QTimer.singleShot(0, lambda: holding_a_lent_object(10 * LIMIT_MS / 1000, seen))
+        qtbot.waitUntil(lambda: any(ours(s) for s in reported), timeout=10_000)
+        assert seen[0]() is None, "the function's local outlived its return"
+    finally:
+        dog.stop()
 
 
 def test_a_turning_loop_reports_nothing(qtbot):

@@ -57,6 +57,60 @@ def test_a_choice_and_a_typed_sentence_are_read_off_the_gui_thread(qtbot, make_w
     assert reading_threads and threading.main_thread() not in reading_threads
 
 
+def _pieces_read_directly(key: str, text: str, tokenizer_class) -> tuple[str, ...]:
+    """The model's pieces for ``text``, from its tokenizer file read here with the library."""
+    if key == "minilm-l6":
+        from mha_explorer.core.models.minilm import info
+        from mha_explorer.core.models.minilm.files import model_dir
+
+        tok = tokenizer_class.from_file(str(model_dir() / info.TOKENIZER_FILE))
+        tok.no_padding()  # the file pads to 128 pieces; the app shows the sentence's own
+        return tuple(tok.encode(text).tokens)
+    from mha_explorer.core.models.decoder.kit import kit_for
+    from mha_explorer.core.models.decoder.tokenizer import byte_level_label
+
+    found = kit_for(MODELS[key]).conversion.prepare()
+    pieces = tokenizer_class.from_file(str(found.tokenizer)).encode(text, add_special_tokens=False).tokens
+    return tuple(byte_level_label(p) for p in pieces)
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=_needs(k)) for k in ("minilm-l6", "smollm2-135m")])
+def test_the_window_s_process_builds_no_tokenizer(qtbot, make_window, monkeypatch, key):
+    """Building a tokenizer holds the interpreter lock for the whole call, on any thread
+    (Gemma 3's: seconds), so the window's process never builds one: a process of its own
+    builds it and reads the text there, for the choice and for the model's trace."""
+    import tokenizers
+
+    from mha_explorer.core.models.decoder import tokenizer as decoder_tokenizer
+    from mha_explorer.core.models.minilm import tokenizer as minilm_tokenizer
+
+    real, built_here = tokenizers.Tokenizer, []
+
+    class Recording:  # the library's entry points, each build noted
+        @staticmethod
+        def from_str(text):
+            built_here.append("from_str")
+            return real.from_str(text)
+
+        @staticmethod
+        def from_file(path):
+            built_here.append("from_file")
+            return real.from_file(path)
+
+    expected = _pieces_read_directly(key, "the cat sat", real)
+    monkeypatch.setattr(tokenizers, "Tokenizer", Recording)
+    monkeypatch.setattr(decoder_tokenizer, "_loaded", {})  # nothing built before this test counts
+    monkeypatch.setattr(minilm_tokenizer, "_tokenizer", None)
+    window = make_window(MHAConfig(d_model=64, n_heads=4, batch=1, seq=3, tokens=("the", "cat", "sat"),
+                                   device="cpu"))
+    c = window.controller
+    _choose(window, key)
+    qtbot.waitUntil(lambda: c.config.weights == key and c.current_trace is not None
+                    and c.current_trace.config == c.config, timeout=WAIT_MS)
+    assert c.config.tokens == expected
+    assert built_here == []
+
+
 @_needs("gemma3-270m")
 def test_gemma_first_choice_shows_its_progress_and_cancel_keeps_the_weights(qtbot, make_window, monkeypatch,
                                                                            tmp_path):

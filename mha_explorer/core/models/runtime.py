@@ -7,8 +7,8 @@ what the CLI and the Layers dock show). An encoder's are modules of its package
 (``ModelDescription.home``); a decoder's ``pieces`` and ``report`` are the shared decoder
 core's, bound to it (``decoder.kit``). Only ``source`` and ``report`` import torch, and only
 when their work is asked for. A model whose installed files are converted into the cache
-before use (a GGUF decoder) also has ``convert``, with ``prepare(progress, cancel)``
-(``converts``, ``convert``).
+before use (a GGUF decoder) also has ``convert``, whose ``CONVERSION.prepare(progress, cancel)``
+makes the copy (``converts``, ``convert``).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def as_pieces(model: ModelDescription, tokens: Sequence[str] | None) -> tuple[st
 
 def converts(model: ModelDescription) -> bool:
     """Whether the model's installed files are converted into the cache before use (a GGUF
-    decoder: its package has a ``convert`` module whose ``prepare`` makes the copy once)."""
+    decoder: its package has a ``convert`` module whose ``CONVERSION`` makes the copy once)."""
     return importlib.util.find_spec(f"{model.home}.convert") is not None
 
 
@@ -78,4 +78,4 @@ def convert(model_key: str, *, progress: Progress | None = None, cancel: Cancel 
     (system.elsewhere), since building a vocabulary holds the interpreter lock for seconds."""
     from mha_explorer.core.models.catalog import model_named
 
-    importlib.import_module(f"{model_named(model_key).home}.convert").prepare(progress, cancel)
+    importlib.import_module(f"{model_named(model_key).home}.convert").CONVERSION.prepare(progress, cancel)

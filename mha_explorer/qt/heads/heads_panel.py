@@ -4,7 +4,10 @@ head, for the chosen batch element.
 Maps come from the trace as the engine computed it (see heatmap_model); this
 panel only lays them out and draws them. Cells are kept and refreshed with
 setImage, so stepping through stages or moving the batch selector never
-rebuilds the grid; only a new head count or a new width does.
+rebuilds the grid; only a new head count or a new width does. A cell is built in the
+event-loop turn that first draws into it, a few per turn (building DeepSeek-V3's 128 at
+once held the loop for 0.6 s); until then a blank stand-in of a cell's size keeps its
+place, so the grid's shape is settled at once.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -49,6 +52,21 @@ POOL_KEEP = 32  # cells kept beyond what is shown
 # maps set (and so painted) in one event-loop turn: a small config's maps all at once
 CELLS_PER_TURN = 4
 PIXELS_PER_TURN = 1 << 18
+# of a larger set's, cells built in the turn too (a cell's build costs about four draws)
+NEW_CELLS_PER_TURN = 2
+
+
+class _Place(QWidget):
+    """A cell's place in the grid while its cell is not built: as large as a cell asks to
+    be, so the cell that takes it later changes nothing around it."""
+
+    def __init__(self, like, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._like = like  # () -> a built cell, or None
+
+    def sizeHint(self) -> QSize:
+        cell = self._like()
+        return cell.sizeHint() if cell is not None else self.minimumSize()
 
 
 class HeatmapPanel(PresentingMaps, QWidget):
@@ -69,7 +87,8 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.maps: StageMaps | None = None
         self.dialog: HeadDialog | None = None
         self.columns = 0
-        self._pool: list[HeatmapCell] = []
+        self._pool: list[HeatmapCell] = []  # built cells: cell i is map i's
+        self._places: list[_Place] = []  # stand-ins for the cells not built yet
         self._shown = 0
         self._stale = False
         self._laying_out = False
@@ -161,6 +180,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
     # what is shown --------------------------------------------------------------
     @property
     def cells(self) -> list[HeatmapCell]:
+        """The built cells of the maps shown, in head order (all of them once drawn)."""
         return self._pool[:self._shown]
 
     @property
@@ -291,7 +311,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.maps = maps
         self._set_caption()
         self.axis_words.set_axes(maps.axes if maps.maps else None)
-        self._ensure_cells(len(maps.maps))
+        self._show_count(len(maps.maps))
         self._grid.activate()  # place new cells now: each map is drawn once, at its size
         self.controller.later.cancel(self._draw_from)  # an older set of maps waiting: not drawn
         for cell in self.cells:  # a map waiting for its turn keeps its old picture, unpainted:
@@ -300,16 +320,20 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self._draw_from(maps, 0)
 
     def _draw_from(self, maps: StageMaps, start: int) -> None:
-        """Draw the maps from ``start`` on, as many as one event-loop turn should hold; the
-        rest come a turn later, each turn's maps painted before the next are set. Sixteen
-        maps of 4096 keys, set and painted at once, held the window for half a second."""
+        """Draw the maps from ``start`` on, as many as one event-loop turn should hold, building
+        their cells first where they are new; the rest come a turn later, each turn's maps
+        painted before the next are set. Sixteen maps of 4096 keys, set and painted at once,
+        held the window for half a second."""
         if maps is not self.maps:  # newer maps came meanwhile
             return
         stop, pixels = start, 0
+        small = len(maps.maps) <= CELLS_PER_TURN  # a small config's maps all at once
         while stop < len(maps.maps) and (stop == start or (
-                stop - start < CELLS_PER_TURN and pixels + maps.maps[stop].image.size <= PIXELS_PER_TURN)):
+                stop - start < CELLS_PER_TURN and pixels + maps.maps[stop].image.size <= PIXELS_PER_TURN
+                and (small or stop - max(start, len(self._pool)) < NEW_CELLS_PER_TURN))):
             pixels += maps.maps[stop].image.size
             stop += 1
+        self._build_cells(stop)
         for cell, heatmap in zip(self.cells[start:stop], maps.maps[start:stop], strict=False):
             cell.setUpdatesEnabled(True)
             cell.show_map(heatmap, maps)
@@ -327,31 +351,62 @@ class HeatmapPanel(PresentingMaps, QWidget):
         # a stage the picked rows cannot show: the line under it says why, what every row costs
         self.caption.setVisible(not self.every_row.applies() and not self._presenting)
 
-    def _ensure_cells(self, count: int) -> None:
-        """Show ``count`` cells, reusing the pool, and lay them out if needed."""
-        while len(self._pool) < count:
-            cell = ThumbCell(parent=self._grid_host)
-            cell.setMinimumSize(MIN_CELL_PX, MIN_CELL_PX)
-            cell.set_footer_line(self._thumb_footers)
+    def _show_count(self, count: int) -> None:
+        """Give ``count`` maps their places in the grid (built cells first, stand-ins for the
+        rest), and lay it out if the count changed."""
+        if count == self._shown:
+            return
+        for cell in self._pool[count:]:
+            cell.hide()
+            cell.image.clear()  # drop the reference to an old trace's arrays
+        # keep a modest pool for stepping back and forth; free the rest so one
+        # visit to a many-head config does not hold its plots for the session
+        keep = max(count, POOL_KEEP)
+        for cell in self._pool[keep:]:
+            self._grid.removeWidget(cell)
+            cell.deleteLater()
+        del self._pool[keep:]
+        self._shown = count
+        self.bar_view.set_items([*self.image_items, self.focus.image])
+        self._layout_grid(force=True)
+
+    def _slot(self, index: int) -> QWidget:
+        """What holds map ``index``'s place: its cell, or a stand-in until the cell is built."""
+        if index < len(self._pool):
+            return self._pool[index]
+        while len(self._places) <= index - len(self._pool):
+            place = _Place(lambda: self._pool[0] if self._pool else None, self._grid_host)
+            place.setMinimumSize(self._smallest(), self._smallest())
+            self._places.append(place)
+        return self._places[index - len(self._pool)]
+
+    def _build_cells(self, stop: int) -> None:
+        """Cells for the maps up to ``stop``, each taking its stand-in's place in the grid."""
+        built = False
+        while len(self._pool) < min(stop, self._shown):
             index = len(self._pool)
+            place = self._slot(index)
+            cell = ThumbCell(parent=self._grid_host)
+            cell.setMinimumSize(self._smallest(), self._smallest())
+            cell.set_footer_line(self._thumb_footers)
+            cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
             cell.hovered.connect(lambda r, c, i=index: self._on_hover(i, r, c))
             cell.left.connect(lambda: self.hover_label.setText(" "))
             cell.activated.connect(lambda i=index: self.open_head(i))
             self._pool.append(cell)
-        if count != self._shown:
-            for cell in self._pool[count:]:
-                cell.hide()
-                cell.image.clear()  # drop the reference to an old trace's arrays
-            # keep a modest pool for stepping back and forth; free the rest so one
-            # visit to a many-head config does not hold its plots for the session
-            keep = max(count, POOL_KEEP)
-            for cell in self._pool[keep:]:
-                self._grid.removeWidget(cell)
-                cell.deleteLater()
-            del self._pool[keep:]
-            self._shown = count
+            self._places.remove(place)
+            self._places.append(place)  # the stand-ins stay in order behind the built cells
+            self._grid.replaceWidget(place, cell)
+            place.hide()
+            cell.show()
+            built = True
+        if built:
+            self._grid.activate()  # each new cell at its place's size before its map is drawn
             self.bar_view.set_items([*self.image_items, self.focus.image])
-            self._layout_grid(force=True)
+
+    def _smallest(self) -> int:
+        """The least side of a cell: presentation shows every head in sight, however small."""
+        return THUMB_MIN_PX if self._presenting else MIN_CELL_PX
 
     def _layout_grid(self, force: bool = False) -> None:
         if self._laying_out:  # the scroll bar switched below: its resize comes back here
@@ -362,10 +417,11 @@ class HeatmapPanel(PresentingMaps, QWidget):
         on = Qt.ScrollBarPolicy.ScrollBarAlwaysOn
         bar_px = bar.sizeHint().width()
         width = view.width() + (bar_px if self.scroll.verticalScrollBarPolicy() == on else 0)
-        smallest = THUMB_MIN_PX if self._presenting else MIN_CELL_PX
+        smallest = self._smallest()
         for cell in self._pool:
-            cell.setMinimumSize(smallest, smallest)
             cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
+        for widget in (*self._pool, *self._places):
+            widget.setMinimumSize(smallest, smallest)
         fit = self._thumb_words() if self._presenting else {}
         cols, scrolls = columns_and_scrolling(self._shown, width, view.height(), smallest, spacing,
                                               bar_px, fit)
@@ -381,11 +437,14 @@ class HeatmapPanel(PresentingMaps, QWidget):
         if cols == self.columns and not force:
             return
         self.columns = cols
-        for cell in self._pool:
-            self._grid.removeWidget(cell)
-        for i, cell in enumerate(self.cells):
-            self._grid.addWidget(cell, i // cols, i % cols)
-            cell.show()
+        for widget in (*self._pool, *self._places):
+            self._grid.removeWidget(widget)
+        slots = [self._slot(i) for i in range(self._shown)]
+        for i, slot in enumerate(slots):
+            self._grid.addWidget(slot, i // cols, i % cols)
+            slot.show()
+        for place in self._places[len(slots) - min(len(slots), len(self._pool)):]:
+            place.hide()  # beyond the maps shown
         for c in range(self._grid.columnCount()):
             self._grid.setColumnStretch(c, 1 if c < cols else 0)
         rows = math.ceil(self._shown / cols) if self._shown else 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.text.tables import write_tables
 from mha_explorer.core.text.xml_chars import well_formed
 from mha_explorer.qt.controller import Controller
+from mha_explorer.qt.shell.theme import mark_theme
 from mha_explorer.qt.stage.stage_view import StageView
 
 
@@ -64,11 +66,21 @@ def _memory_device() -> tuple[QByteArray, QBuffer]:
 
 
 def png_bytes(widget: QWidget) -> bytes:
+    return _png_of(render_image(widget))
+
+
+def _png_of(image: QImage) -> bytes:
+    """An image's PNG file (any thread: a QImage is not drawn on a screen)."""
     data, buffer = _memory_device()
-    if not render_image(widget).save(buffer, "PNG"):
+    if not image.save(buffer, "PNG"):
         raise OSError("the PNG could not be encoded")
     buffer.close()
     return bytes(data)
+
+
+def encoded_png(image: QImage, path: Path) -> bytes:
+    """``image`` as the PNG file ``path`` will hold; its failure named after that file."""
+    return _named(path, lambda: _png_of(image))
 
 
 def svg_bytes(widget: QWidget, title: str) -> bytes:
@@ -127,6 +139,7 @@ class _Sheet(QWidget):
 
     def __init__(self, view: QWidget, size: tuple[int, int]) -> None:
         super().__init__()
+        mark_theme(self)  # a window of its own: the style sheet's rules of the application's theme
         self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -140,28 +153,43 @@ class StageExporter:
     """Draws stages of one config and trace with views of its own.
 
     Use as a context manager, or call ``close()``: the views and the private
-    controller are released there.
+    controller are released there. ``building=True`` leaves the views to ``build()``,
+    a piece at a time (the window's export runs one per event-loop turn).
     """
 
     def __init__(self, config: MHAConfig, trace=None, *, batch_index: int = 0, head: int = 0,
-                 options: ExportOptions = ExportOptions()) -> None:
+                 options: ExportOptions = ExportOptions(), building: bool = False) -> None:
         self.options = options
         self.controller = Controller(config)
         if trace is not None:
             self.controller.show_trace(trace)
         self.controller.set_batch_index(batch_index)
         self.controller.set_head(head)  # the head the screen shows, not always the first
+        self._stage: _Sheet | None = None  # the stage view's page
+        self._heads: _Sheet | None = None  # the heads' page
+        if not building:
+            for _piece in self.build():
+                pass
+            QApplication.processEvents()
+
+    def build(self) -> Iterator[None]:
+        """Make the stage view's page, then the heads' (a piece each)."""
         stage_view = StageView(self.controller)
         stage_view.set_reduced_motion(True)  # a still picture of the stage, never mid-slide
         stage_view.set_figure_only(True)  # the picture, not the controls beside it
-        self._stage = _Sheet(stage_view, options.size)
+        self._stage = _Sheet(stage_view, self.options.size)
+        yield
         # pyqtgraph loads only when heads are drawn
         from mha_explorer.qt.heads.heads_panel import HeatmapPanel
 
         heads = HeatmapPanel(self.controller)
         heads.set_figure_only(True)
-        self._heads = _Sheet(heads, options.size)
-        QApplication.processEvents()
+        self._heads = _Sheet(heads, self.options.size)
+        yield
+
+    @property
+    def _sheets(self) -> list[_Sheet]:
+        return [sheet for sheet in (self._stage, self._heads) if sheet is not None]
 
     def __enter__(self) -> StageExporter:
         return self
@@ -170,28 +198,39 @@ class StageExporter:
         self.close()
 
     def close(self) -> None:
-        for sheet in (self._stage, self._heads):
+        for sheet in self._sheets:
             sheet.close()
             sheet.deleteLater()
         self.controller.shutdown()
         self.controller.deleteLater()
 
-    def export_stage(self, stage: str, folder: Path) -> list[Path]:
-        """``NN-stage.png|svg`` (the stage view) and ``NN-stage-heads.png|svg`` (the maps)."""
+    def show(self, stage: str) -> None:
+        """Turn the views to ``stage``; they redraw over the next event-loop turns (``drawn``)."""
         self.controller.set_stage(stage)
-        QApplication.processEvents()  # let the views redraw for the stage
+
+    @property
+    def drawn(self) -> bool:
+        """Whether the views show the stage asked for, every map of it drawn."""
+        return self.controller.later.idle
+
+    def pictures(self, stage: str, folder: Path) -> list[tuple[Path, QWidget, str]]:
+        """(file, page, title) of each picture of ``stage``: ``NN-stage.png|svg`` (the stage
+        view) and ``NN-stage-heads.png|svg`` (the maps), in the order they are written."""
         stem = stage_stem(stage, self.controller.plan.stage_ids)
         title = self.controller.plan.stage(stage).title
+        names = ((stem, title), (f"{stem}-heads", f"{title}: every head"))
+        return [(folder / f"{name}.{fmt}", sheet, what)
+                for sheet, (name, what) in zip(self._sheets, names, strict=True) for fmt in self.options.formats]
+
+    def export_stage(self, stage: str, folder: Path) -> list[Path]:
+        """Write ``stage``'s pictures (``pictures``) now."""
+        self.show(stage)
+        QApplication.processEvents()  # let the views redraw for the stage
+        self.controller.later.flush()  # and the rest of what they spread over turns
         written = []
-        for sheet, name, what in ((self._stage, stem, title),
-                                  (self._heads, f"{stem}-heads", f"{title}: every head")):
-            for fmt in self.options.formats:
-                path = folder / f"{name}.{fmt}"
-                checkpoint()  # Ctrl+C acts here, between whole files
-                if fmt == "png":
-                    written.append(write_png(sheet, path))
-                else:
-                    written.append(write_svg(sheet, path, what))
+        for path, sheet, title in self.pictures(stage, folder):
+            checkpoint()  # Ctrl+C acts here, between whole files
+            written.append(write_png(sheet, path) if path.suffix == ".png" else write_svg(sheet, path, title))
         return written
 
 

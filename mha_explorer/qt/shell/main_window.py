@@ -89,6 +89,7 @@ class MainWindow(FirstPaint, QMainWindow):
         self._key_help: KeyHelpOverlay | None = None  # made when first asked for (?, F1)
         self.help_dialog: HelpDialog | None = None
         self.compare_window: CompareWindow | None = None  # View → Compare models, made when opened
+        self.export_run = None  # the ExportRun of the last export (shell/export_run.py)
         self._presenter = Presenter(self)
         self._default_layout_pending = False
         self._placed = False  # a saved geometry was restored: the window goes where it was
@@ -315,23 +316,33 @@ class MainWindow(FirstPaint, QMainWindow):
                 self.prefs.set_value("export/folder", str(dialog.folder()))
         dialog.deleteLater()
 
-    def export_current(self, folder, *, options=None, all_stages: bool = False) -> list[Path]:
-        """Write the current stage (or every stage) and the tables into ``folder``;
-        returns the files. A failure is reported in the status bar, never raised."""
-        from mha_explorer.qt.shell.export import ExportOptions, export_problem, export_stages
+    def export_current(self, folder, *, options=None, all_stages: bool = False):
+        """Write the current stage (or every stage) and the tables into ``folder`` without
+        stopping the window (shell/export_run.py); returns the ExportRun, whose end the status
+        bar says (the files, or why not). A newer export replaces one still running."""
+        from mha_explorer.qt.shell.export import ExportOptions
+        from mha_explorer.qt.shell.export_run import ExportRun
 
-        options = options if options is not None else ExportOptions()
         c = self.controller
-        trace = c.current_trace
         stages = c.plan.stage_ids if all_stages else (c.stage,)
-        try:
-            written = export_stages(c.config, trace, stages, folder, batch_index=c.batch_index,
-                                    head=c.head, options=options)
-        except (OSError, ValueError) as exc:
-            self.statusBar().showMessage(f"export failed: {export_problem(exc)}", 10_000)
-            return []
-        self.statusBar().showMessage(f"exported {len(written)} files to {folder}", 10_000)
-        return written
+        if self.export_run is not None and not self.export_run.done:
+            self.export_run.cancel()
+        run = ExportRun(c.jobs, c.config, c.current_trace, stages, folder, batch_index=c.batch_index,
+                        head=c.head, options=options if options is not None else ExportOptions(), parent=self)
+        self.export_run = run
+
+        def said() -> None:
+            if run.problem == "cancelled":
+                self.statusBar().showMessage(f"export cancelled; {len(run.written)} files written to "
+                                             f"{folder}", 10_000)
+            elif run.problem is not None:
+                self.statusBar().showMessage(f"export failed: {run.problem}", 10_000)
+            else:
+                self.statusBar().showMessage(f"exported {len(run.written)} files to {folder}", 10_000)
+
+        run.ended.connect(said)
+        run.start()
+        return run
 
     # the heads panel ---------------------------------------------------------------
     def preload_heads(self) -> None:

@@ -14,6 +14,10 @@ windows that were killed); the real file is read here
 without blocking (a FIFO never hangs the start) and written through safe_files
 (whole, never through a link, never over anything but a regular file). A save
 that fails is reported once through ``save_failed`` and ``warnings``.
+
+The save that follows changes (AUTOSAVE_MS after the last) writes the file on a thread of its
+own: a write flushed to disk can take a good part of a second on a busy disk, and the window
+is not to wait for it. ``sync()`` saves at once, and waits for such a write first.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import time
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, QTimer, Signal
@@ -141,6 +146,7 @@ def remove_stale_copies(folder: str | None = None) -> list[str]:
 
 class Preferences(QObject):
     save_failed = Signal(str)  # one line, once per run of failures; for the status bar
+    _written = Signal(object, object, object)  # (bytes, keys, OSError or None), from the writer
 
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         super().__init__()
@@ -149,6 +155,9 @@ class Preferences(QObject):
         self._save_error: str | None = None
         self._timer: QTimer | None = None
         self._changed: set[str] = set()  # keys this window set since it last read or wrote the file
+        self._writer: ThreadPoolExecutor | None = None  # the autosave's own thread, made on first use
+        self._writing: Future | None = None  # the autosave's write in flight
+        self._written.connect(self._on_written)
         self._location = self._choose_location(path)
         remove_stale_copies()
         self._copy_dir = tempfile.mkdtemp(prefix=COPY_PREFIX)
@@ -314,7 +323,7 @@ class Preferences(QObject):
             self._timer = QTimer(self)
             self._timer.setSingleShot(True)
             self._timer.setInterval(AUTOSAVE_MS)
-            self._timer.timeout.connect(self.sync)
+            self._timer.timeout.connect(self._save_aside)
         self._timer.start()
 
     @property
@@ -329,22 +338,74 @@ class Preferences(QObject):
             return True
         if self._timer is not None:
             self._timer.stop()
-        self._take_others_values()
-        self._qs.sync()
+        self._wait_for_writer()
+        keys: set[str] = set()
         try:
-            data = self._copy.read_bytes() if self._qs.status() == QSettings.Status.NoError else None
-            if data is None:
-                raise OSError(errno.EIO, "the preferences could not be serialised")
-            if data != self._saved:
-                self._location.parent.mkdir(parents=True, exist_ok=True)
-                safe_files.write_bytes(self._location, data)
-                self._saved = data
-            self._changed.clear()
+            data, keys = self._to_write()
+            if data is not None:
+                self._write(data)
         except OSError as exc:
+            self._changed |= keys  # still this window's own, not saved
             self._report_save_failure(exc)
             return False
-        self._save_error = None
+        self._on_written(data or self._saved, keys, None)
         return True
+
+    def _to_write(self) -> tuple[bytes | None, set[str]]:
+        """The file's new bytes (None: as saved) and the keys they carry of this window's; the
+        keys count as written from here (a failed write gives them back)."""
+        self._take_others_values()
+        self._qs.sync()
+        data = self._copy.read_bytes() if self._qs.status() == QSettings.Status.NoError else None
+        if data is None:
+            raise OSError(errno.EIO, "the preferences could not be serialised")
+        keys, self._changed = self._changed, set()
+        return (data if data != self._saved else None), keys
+
+    def _write(self, data: bytes) -> None:
+        self._location.parent.mkdir(parents=True, exist_ok=True)
+        safe_files.write_bytes(self._location, data)
+
+    def _save_aside(self) -> None:
+        """The autosave: the bytes made here, written on the writer's thread."""
+        if self._memory is not None or self._writing is not None and not self._writing.done():
+            self._schedule_save()  # one write at a time: this one comes after
+            return
+        try:
+            data, keys = self._to_write()
+        except OSError as exc:
+            self._report_save_failure(exc)
+            return
+        if data is None:
+            self._on_written(self._saved, keys, None)
+            return
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="mha-explorer-preferences")
+        self._writing = self._writer.submit(self._write_aside, data, keys)
+
+    def _write_aside(self, data: bytes, keys: set[str]) -> None:
+        """On the writer's thread."""
+        try:
+            self._write(data)
+        except OSError as exc:
+            self._written.emit(data, keys, exc)
+        else:
+            self._written.emit(data, keys, None)
+
+    def _on_written(self, data: bytes, keys: set[str], failure: OSError | None) -> None:
+        if failure is not None:
+            self._changed |= keys  # still this window's own, not saved
+            self._report_save_failure(failure)
+            return
+        self._saved = data
+        self._save_error = None
+
+    def _wait_for_writer(self) -> None:
+        """The autosave's write ended, and its word taken (before a save here, or the end)."""
+        if self._writing is not None:
+            self._writing.exception()  # waits; its failure comes as a signal
+            self._writing = None
+            QCoreApplication.sendPostedEvents(self)  # its word, queued for this thread
 
     def _take_others_values(self) -> None:
         """Another window sharing the file saved since this one read or wrote it: its values

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from mha_explorer.core.models import tokenizer_process
 from mha_explorer.core.models.description import DecoderLayout
 
 SPACE = "\u2581"  # "▁": a space, as labels show it
@@ -36,7 +37,13 @@ class TokenizerFileError(ValueError):
 
 
 def load_tokenizer(path, sha256: str) -> Any:
-    """The tokenizer stored at ``path``, once its SHA-256 equals ``sha256`` (kept per process)."""
+    """The tokenizer stored at ``path``, once its SHA-256 equals ``sha256``: built in this
+    process, or in the window's tokenizer process (``tokenizer_process``)."""
+    return tokenizer_process.tokenizer(f"{__name__}:read_tokenizer", (str(path), sha256))
+
+
+def read_tokenizer(path: str, sha256: str) -> Any:
+    """The ``tokenizers.Tokenizer`` stored at ``path``, checked, built here (kept per process)."""
     from tokenizers import Tokenizer
 
     with _lock:

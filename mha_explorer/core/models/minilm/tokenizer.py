@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from mha_explorer.core.errors import ConfigError
+from mha_explorer.core.models import tokenizer_process
 from mha_explorer.core.models.minilm import info
 from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir, read_verified
 
@@ -19,7 +20,13 @@ _tokenizer: Any = None
 
 
 def load_tokenizer() -> Any:
-    """The ``tokenizers.Tokenizer``, loaded once per process."""
+    """The tokenizer: built in this process, or in the window's tokenizer process
+    (``tokenizer_process``)."""
+    return tokenizer_process.tokenizer(f"{__name__}:read_tokenizer")
+
+
+def read_tokenizer() -> Any:
+    """The ``tokenizers.Tokenizer``, built here once per process."""
     global _tokenizer
     with _lock:
         if _tokenizer is None:
