@@ -38,24 +38,24 @@ class StepResult:
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = WAIT_S, *, what: str = "") -> float:
     """Run the event loop until ``predicate()``; the seconds it took. TimeoutError past timeout_s."""
-    start = time.perf_counter()
+    start = time.monotonic()
     loop = QEventLoop()
     timer = QTimer(interval=5)
-    timer.timeout.connect(lambda: (predicate() or time.perf_counter() - start > timeout_s) and loop.quit())
+    timer.timeout.connect(lambda: (predicate() or time.monotonic() - start > timeout_s) and loop.quit())
     timer.start()
     if not predicate():
         loop.exec()
     timer.stop()
     if not predicate():
         raise TimeoutError(f"waited {timeout_s:.0f} s for {what or predicate}")
-    return time.perf_counter() - start
+    return time.monotonic() - start
 
 
 def settle(window, seconds: float = 0.3) -> None:
     """The views' staggered reactions done, then ``seconds`` more of the loop running idle."""
     wait_until(lambda: window.controller.later.idle, what="the views to catch up")
-    end = time.perf_counter() + seconds
-    wait_until(lambda: time.perf_counter() >= end)
+    end = time.monotonic() + seconds
+    wait_until(lambda: time.monotonic() >= end)
 
 
 def traced(window) -> bool:
@@ -82,12 +82,12 @@ def start(window) -> None:
 
 def choose_model(key: str) -> Callable:
     def step(window) -> float | None:
-        begun = time.perf_counter()
+        begun = time.monotonic()
         seen: list[float] = []
 
         def look() -> bool:
             if not seen and progress_shown(window):
-                seen.append(time.perf_counter() - begun)
+                seen.append(time.monotonic() - begun)
             c = window.controller
             return c.config.weights == key and traced(window)
 
@@ -211,10 +211,10 @@ def run_lesson(window, steps, dog: StallWatchdog, on_step: Callable[[StepResult]
     for name, step in steps:
         dog.label = name
         dog.reset()
-        begun, cpu = time.perf_counter(), time.thread_time()
+        begun, cpu = time.monotonic(), time.thread_time()
         if name == "quit":  # the close itself holds the loop: time it as a stop
             step(window)
-            ms, busy = 1000 * (time.perf_counter() - begun), 1000 * (time.thread_time() - cpu)
+            ms, busy = 1000 * (time.monotonic() - begun), 1000 * (time.thread_time() - cpu)
             stalls = list(dog.stalls)
             if ms > dog.limit_ms:
                 stalls.append(Stall(ms, ("MainWindow.close: the window's own closing",), label=name,
@@ -223,7 +223,7 @@ def run_lesson(window, steps, dog: StallWatchdog, on_step: Callable[[StepResult]
                                 busy_ms=max(busy, dog.longest_busy_ms))
         else:
             said = step(window)
-            result = StepResult(name, dog.longest_ms, time.perf_counter() - begun, list(dog.stalls),
+            result = StepResult(name, dog.longest_ms, time.monotonic() - begun, list(dog.stalls),
                                 said if isinstance(said, float) else None, dog.longest_busy_ms)
         results.append(result)
         if on_step is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLineEdit
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 
@@ -56,7 +57,7 @@ def test_the_commands_work_while_a_field_has_the_focus(qtbot, window):
               greedy]
     for field in fields:
         field.setFocus()
-        qtbot.waitUntil(field.hasFocus)
+        qtbot.waitUntil(field.hasFocus, timeout=UI_MS)
         for key, (code, modifiers) in CHORDS.items():
             before = hits[key]
             qtbot.keyClick(field, code, modifiers)
@@ -67,7 +68,7 @@ def test_the_plain_keys_stay_with_the_field(qtbot, window):
     c = window.controller
     field = window.controls.sentence_edit
     field.setFocus()
-    qtbot.waitUntil(field.hasFocus)
+    qtbot.waitUntil(field.hasFocus, timeout=UI_MS)
     qtbot.keyClicks(field, "the cat")
     stage = c.stage
     qtbot.keyClick(field, Qt.Key.Key_Left)

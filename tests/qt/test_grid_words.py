@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
+from waits import UI_MS
 
 from mha_explorer.core.display.colors import (
     COLORMAP_ENDS,
@@ -41,7 +42,7 @@ def shown(qtbot, widget, size):
     qtbot.addWidget(widget)
     widget.resize(*size)
     widget.show()
-    qtbot.waitExposed(widget)
+    qtbot.waitExposed(widget, timeout=UI_MS)
     return widget
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.display.colors import contrast_ratio
@@ -126,7 +127,7 @@ def test_a_head_opened_large_names_its_axes_as_the_grid_does(window, settle, qtb
     for stage in ("input", "softmax"):
         show_stage(window, settle, stage)
         dialog = window.heatmaps.open_head(0)
-        qtbot.waitExposed(dialog)
+        qtbot.waitExposed(dialog, timeout=UI_MS)
         words = [t.text for t in drawn(dialog)[0] if t.role in ("rows", "columns")]
         assert words == list(window.heatmaps.maps.axes.lines()), stage
         dialog.close()

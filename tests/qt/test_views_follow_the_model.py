@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QWidget,
 )
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import get_preset
@@ -229,12 +230,12 @@ def test_the_whole_cache_counts_the_models_layers(qtbot, key):
     usual = generation.layers_spin.value()  # no model says how many: the panel's own count
     assert table.layers == 1
     controller.set_config(_trained(key))
-    qtbot.waitUntil(lambda: controller.later.idle)
+    qtbot.waitUntil(lambda: controller.later.idle, timeout=UI_MS)
     layers = MODELS[key].layers
     assert generation.layers_spin.value() == layers and table.layers == layers
     assert f"whole model: {layers} layers" in table.caption.text()
     controller.set_config(get_preset("llama3-8b").apply(MHAConfig(seq=6)))  # a preset says its own
-    qtbot.waitUntil(lambda: controller.later.idle)
+    qtbot.waitUntil(lambda: controller.later.idle, timeout=UI_MS)
     assert generation.layers_spin.value() == get_preset("llama3-8b").layers
     controller.set_config(MHAConfig(d_model=64, n_heads=4, seq=6))  # and no model: as at first
     assert generation.layers_spin.value() == usual
