@@ -27,17 +27,19 @@ def measure(fields: dict, mode: str, warm: bool = False) -> dict:
     return module.measure(fields, mode, warm)
 
 
-@pytest.mark.parametrize("fields,mode", [
+@pytest.mark.parametrize("fields,mode,warm", [
     # weight-heavy: 256 and 128 MiB of weights, so the 10-25 MiB that a first run pages in
     # from the libraries (more on a busy machine, more for half precision) cannot swing
     # the ratio out of range
-    (dict(d_model=4096, n_heads=32, batch=1, seq=16), "full"),
-    (dict(d_model=4096, n_heads=32, batch=1, seq=16, dtype="float16"), "full"),
-    (dict(d_model=256, n_heads=8, batch=4, seq=512, dtype="bfloat16", causal=True), "full"),  # activations
-    (dict(d_model=128, n_heads=8, n_kv_heads=2, batch=2, seq=2048), "windowed"),
+    (dict(d_model=4096, n_heads=32, batch=1, seq=16), "full", False),
+    (dict(d_model=4096, n_heads=32, batch=1, seq=16, dtype="float16"), "full", False),
+    # activations: 72 MiB since a half-precision run keeps one element's host copy, so the
+    # library pages of a first bfloat16 run (23 MiB in CI) are left out by a tiny run first
+    (dict(d_model=256, n_heads=8, batch=4, seq=512, dtype="bfloat16", causal=True), "full", True),
+    (dict(d_model=128, n_heads=8, n_kv_heads=2, batch=2, seq=2048), "windowed", False),
 ])
-def test_estimate_is_within_a_quarter_of_the_measured_peak(fields, mode):
-    r = measure(fields, mode)
+def test_estimate_is_within_a_quarter_of_the_measured_peak(fields, mode, warm):
+    r = measure(fields, mode, warm)
     assert r["mode"] == mode
     ratio = r["estimate"] / r["measured"]
     assert 0.8 <= ratio <= 1.25, (f"estimate {r['estimate'] / MiB:.1f} MiB, measured "
