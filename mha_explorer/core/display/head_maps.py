@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mha_explorer.core.display.color_scale import signed_scale
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMAP
+from mha_explorer.core.display.map_axes import STAGE_COLUMNS, MapAxes
 from mha_explorer.core.models.patterns import row_entropy_bits
 from mha_explorer.core.stages.catalog import ATTENTION_STAGES as ATTENTION_STAGES  # its old home
 from mha_explorer.core.stages.catalog import STAGES, Maps, StageId
@@ -92,111 +94,6 @@ class StageMaps:
             where += f", dim {col}"
         shown = "masked (−∞)" if np.isnan(value) else str(np.float32(value))
         return f"{cell.title} · {where} · {self.value_name} {shown}"
-
-
-# What a map's rows and columns are, by the kind each builder below gives them: the stage's
-# kind of maps (catalog.Maps) decides the columns, the tensor shown decides the rows.
-ROW_WORDS = {"query": "queries", "key": "keys", "token": "tokens"}
-COLUMN_WORDS = {
-    "key": "keys",  # Maps.ATTENTION: one column per key
-    "feature": "features",  # Maps.TOKENS: each row is a token's whole vector
-    "head_dim": "dims of one head",  # Maps.SPLIT, Maps.CONTEXT: a head's slice of the vector
-    "width": "each matrix's columns",  # Maps.STORED with matrices of several kinds
-}
-# the columns each kind of stage draws, where the stage (not the tensor) decides them
-STAGE_COLUMNS = {Maps.ATTENTION: "key", Maps.CONTEXT: "head_dim", Maps.SPLIT: "head_dim",
-                 Maps.TOKENS: "feature"}
-
-
-@dataclass(frozen=True)
-class MapAxes:
-    """What the rows and the columns of a set of maps are, and the words that say it."""
-
-    rows: str  # a key of ROW_WORDS
-    columns: str  # a key of COLUMN_WORDS
-    size: str = ""  # the columns' dim: "D = 512"
-    picked: int = 0  # rows picked out of the sequence (0: every row, or a window of them)
-    total: int = 0  # the sequence's rows, when picked
-
-    @property
-    def row_words(self) -> str:
-        words = ROW_WORDS[self.rows]
-        if self.picked and self.total > self.picked:
-            return f"{self.picked:,} of {self.total:,} {words}, spread evenly, each exact"
-        return words
-
-    @property
-    def column_words(self) -> str:
-        words = COLUMN_WORDS[self.columns]
-        return f"{words} ({self.size})" if self.size else words
-
-    def lines(self) -> tuple[str, str]:
-        """('rows: queries ↓', 'columns: keys →'), as the maps' axes are drawn:
-        row 0 at the top, column 0 at the left."""
-        return f"rows: {self.row_words} ↓", f"columns: {self.column_words} →"
-
-
-BULK_SPAN = 10.0  # signed maps: colours reach this many times the median |value| at least
-SCALE_SAMPLE = 1 << 18  # values the median is read from, at most (spread evenly)
-
-
-@dataclass(frozen=True)
-class SignedScale:
-    """Levels centred on 0 for signed values: the largest |value|, or, where a few values
-    lie far past the rest (the outlier dimensions of a trained model's residual stream), ten
-    times the median |value|, so that the rest are not all drawn in the middle colour. Random
-    normal values never reach ten times their median (that is 6.7 standard deviations)."""
-
-    levels: tuple[float, float]
-    peak: float  # the largest finite |value|
-    past: float = 0.0  # the share of the values past the levels (read from a sample)
-
-    @property
-    def clipped(self) -> bool:
-        return self.levels[1] < self.peak
-
-    def words(self, name: str) -> str:
-        """The caption's words for the colours: 'colour centred on 0, ±3.68' or the clip."""
-        high = self.levels[1]
-        if not self.clipped:
-            return f"colour centred on 0, ±{high:.3g}"
-        share = f"{self.past:.1%} of the values" if self.past >= 0.001 else "a few values"
-        return (f"colour centred on 0, clipped at ±{high:.3g} ({BULK_SPAN:g} × the median |{name}|); "
-                f"{share} lie past it, up to ±{self.peak:.3g}")
-
-
-def signed_scale(arrays) -> SignedScale:
-    """The colour scale of signed maps (see SignedScale); NaN (masked) cells left out."""
-    arrays = [a for a in arrays if a.size]
-    _, peak = symmetric_levels(arrays)
-    total = sum(a.size for a in arrays)
-    stride = max(1, total // SCALE_SAMPLE)
-    sample = np.concatenate([np.abs(a.reshape(-1)[::stride]) for a in arrays]) if arrays else \
-        np.zeros(0, np.float32)
-    sample = sample[np.isfinite(sample)]
-    bulk = BULK_SPAN * float(np.median(sample)) if sample.size else 0.0
-    if 0 < bulk < peak:
-        return SignedScale((-bulk, bulk), peak, float(np.mean(sample > bulk)))
-    return SignedScale((-peak, peak), peak)
-
-
-def symmetric_levels(arrays) -> tuple[float, float]:
-    """±max|finite value| over all arrays: a diverging map centred on 0."""
-    peak = 0.0
-    for a in arrays:
-        if not a.size:
-            continue
-        # fmax/fmin skip NaN without copying the array: a map of 4096 keys per row was
-        # masked, copied and made absolute once per head, most of drawing a large trace
-        hi, lo = np.fmax.reduce(a, axis=None), np.fmin.reduce(a, axis=None)
-        if np.isfinite(hi) and np.isfinite(lo):
-            peak = max(peak, float(hi), float(-lo))
-            continue
-        finite = a[np.isfinite(a)]  # ±inf present (or every value NaN): the slow, exact way
-        if finite.size:
-            peak = max(peak, float(np.abs(finite).max()))
-    peak = peak or 1.0  # an all-zero or all-masked tensor still gets a usable bar
-    return -peak, peak
 
 
 def head_entropies(trace: Trace, batch: int) -> tuple[float, ...]:

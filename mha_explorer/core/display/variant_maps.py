@@ -13,14 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mha_explorer.core.display.color_scale import signed_scale
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP
-from mha_explorer.core.display.head_maps import (
-    HeatMap,
-    StageMaps,
-    build_stage_maps,
-    signed_scale,
-    width_words,
-)
+from mha_explorer.core.display.head_maps import HeatMap, StageMaps, build_stage_maps, width_words
 from mha_explorer.core.stages.catalog import STAGES, Maps, StageId, is_stage
 from mha_explorer.core.variants.registry import family_of
 

@@ -1,5 +1,5 @@
 """The line over a set of maps that says what their rows and columns are ("rows: queries ↓",
-"columns: features (D = 512) →"), read from the maps' own axes (core.display.head_maps.MapAxes):
+"columns: features (D = 512) →"), read from the maps' own axes (core.display.map_axes.MapAxes):
 keys only where the columns are keys. On one line when both fit, else one under the other,
 each wrapped at a word and never cut."""
 
@@ -9,7 +9,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from mha_explorer.core.display.head_maps import MapAxes
+from mha_explorer.core.display.map_axes import MapAxes
 from mha_explorer.qt.drawn import painted_text
 from mha_explorer.qt.picture import DrawnShape, DrawnText
 
