@@ -16,9 +16,10 @@ from mha_explorer.core.display.colors import DIVERGING_COLORMAP, WEIGHTS_COLORMA
 from mha_explorer.core.display.head_maps import build_stage_maps, top_keys
 from mha_explorer.core.models.patterns import row_entropy_bits
 from mha_explorer.core.plan.memory import estimate
+from mha_explorer.qt.heads.cell_grid import POOL_KEEP
 from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, grid_columns
 from mha_explorer.qt.heads.head_cell import HeatmapCell
-from mha_explorer.qt.heads.heads_panel import CELLS_PER_TURN, POOL_KEEP, HeatmapPanel
+from mha_explorer.qt.heads.heads_panel import CELLS_PER_TURN, HeatmapPanel
 from mha_explorer.qt.heads.map_image import MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 

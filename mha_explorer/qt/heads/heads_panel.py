@@ -12,12 +12,10 @@ place, so the grid's shape is settled at once.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import TYPE_CHECKING
 
-import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -36,8 +34,8 @@ from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_m
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.every_row import EveryRowBar
 from mha_explorer.qt.heads.axis_words import AxisWords
-from mha_explorer.qt.heads.focused_head import PresentingMaps, ThumbCell
-from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, THUMB_MIN_PX, columns_and_scrolling
+from mha_explorer.qt.heads.cell_grid import CellGrid, CellPlace
+from mha_explorer.qt.heads.focused_head import PresentingMaps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
@@ -48,7 +46,6 @@ if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
     from mha_explorer.qt.controller import Controller
 
-POOL_KEEP = 32  # cells kept beyond what is shown
 # maps set (and so painted) in one event-loop turn: a small config's maps all at once
 CELLS_PER_TURN = 4
 PIXELS_PER_TURN = 1 << 18
@@ -56,20 +53,7 @@ PIXELS_PER_TURN = 1 << 18
 NEW_CELLS_PER_TURN = 2
 
 
-class _Place(QWidget):
-    """A cell's place in the grid while its cell is not built: as large as a cell asks to
-    be, so the cell that takes it later changes nothing around it."""
-
-    def __init__(self, like, parent: QWidget) -> None:
-        super().__init__(parent)
-        self._like = like  # () -> a built cell, or None
-
-    def sizeHint(self) -> QSize:
-        cell = self._like()
-        return cell.sizeHint() if cell is not None else self.minimumSize()
-
-
-class HeatmapPanel(PresentingMaps, QWidget):
+class HeatmapPanel(PresentingMaps, CellGrid, QWidget):
     """One map per head for the current stage and batch element.
 
     Public for the main window and the tests: ``cells`` (the visible cells, in
@@ -88,7 +72,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.dialog: HeadDialog | None = None
         self.columns = 0
         self._pool: list[HeatmapCell] = []  # built cells: cell i is map i's
-        self._places: list[_Place] = []  # stand-ins for the cells not built yet
+        self._places: list[CellPlace] = []  # stand-ins for the cells not built yet
         self._shown = 0
         self._stale = False
         self._laying_out = False
@@ -178,15 +162,6 @@ class HeatmapPanel(PresentingMaps, QWidget):
             widget.setAccessibleName(name)  # what a screen reader says for the control
 
     # what is shown --------------------------------------------------------------
-    @property
-    def cells(self) -> list[HeatmapCell]:
-        """The built cells of the maps shown, in head order (all of them once drawn)."""
-        return self._pool[:self._shown]
-
-    @property
-    def image_items(self) -> list[pg.ImageItem]:
-        return [c.image for c in self.cells]
-
     def hover_text(self, index: int, row: int, col: int) -> str:
         """What the hover line says for map ``index`` at (row, col), rows absolute."""
         return self.maps.describe(index, row, col) if self.maps is not None else ""
@@ -350,106 +325,6 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.caption.setText(text)
         # a stage the picked rows cannot show: the line under it says why, what every row costs
         self.caption.setVisible(not self.every_row.applies() and not self._presenting)
-
-    def _show_count(self, count: int) -> None:
-        """Give ``count`` maps their places in the grid (built cells first, stand-ins for the
-        rest), and lay it out if the count changed."""
-        if count == self._shown:
-            return
-        for cell in self._pool[count:]:
-            cell.hide()
-            cell.image.clear()  # drop the reference to an old trace's arrays
-        # keep a modest pool for stepping back and forth; free the rest so one
-        # visit to a many-head config does not hold its plots for the session
-        keep = max(count, POOL_KEEP)
-        for cell in self._pool[keep:]:
-            self._grid.removeWidget(cell)
-            cell.deleteLater()
-        del self._pool[keep:]
-        self._shown = count
-        self.bar_view.set_items([*self.image_items, self.focus.image])
-        self._layout_grid(force=True)
-
-    def _slot(self, index: int) -> QWidget:
-        """What holds map ``index``'s place: its cell, or a stand-in until the cell is built."""
-        if index < len(self._pool):
-            return self._pool[index]
-        while len(self._places) <= index - len(self._pool):
-            place = _Place(lambda: self._pool[0] if self._pool else None, self._grid_host)
-            place.setMinimumSize(self._smallest(), self._smallest())
-            self._places.append(place)
-        return self._places[index - len(self._pool)]
-
-    def _build_cells(self, stop: int) -> None:
-        """Cells for the maps up to ``stop``, each taking its stand-in's place in the grid."""
-        built = False
-        while len(self._pool) < min(stop, self._shown):
-            index = len(self._pool)
-            place = self._slot(index)
-            cell = ThumbCell(parent=self._grid_host)
-            cell.setMinimumSize(self._smallest(), self._smallest())
-            cell.set_footer_line(self._thumb_footers)
-            cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
-            cell.hovered.connect(lambda r, c, i=index: self._on_hover(i, r, c))
-            cell.left.connect(lambda: self.hover_label.setText(" "))
-            cell.activated.connect(lambda i=index: self.open_head(i))
-            self._pool.append(cell)
-            self._places.remove(place)
-            self._places.append(place)  # the stand-ins stay in order behind the built cells
-            self._grid.replaceWidget(place, cell)
-            place.hide()
-            cell.show()
-            built = True
-        if built:
-            self._grid.activate()  # each new cell at its place's size before its map is drawn
-            self.bar_view.set_items([*self.image_items, self.focus.image])
-
-    def _smallest(self) -> int:
-        """The least side of a cell: presentation shows every head in sight, however small."""
-        return THUMB_MIN_PX if self._presenting else MIN_CELL_PX
-
-    def _layout_grid(self, force: bool = False) -> None:
-        if self._laying_out:  # the scroll bar switched below: its resize comes back here
-            return
-        view = self.scroll.viewport().size()
-        spacing = self._grid.spacing()
-        bar = self.scroll.verticalScrollBar()
-        on = Qt.ScrollBarPolicy.ScrollBarAlwaysOn
-        bar_px = bar.sizeHint().width()
-        width = view.width() + (bar_px if self.scroll.verticalScrollBarPolicy() == on else 0)
-        smallest = self._smallest()
-        for cell in self._pool:
-            cell.view.set_axes_shown(not self._presenting)  # the large map names the tokens
-        for widget in (*self._pool, *self._places):
-            widget.setMinimumSize(smallest, smallest)
-        fit = self._thumb_words() if self._presenting else {}
-        cols, scrolls = columns_and_scrolling(self._shown, width, view.height(), smallest, spacing,
-                                              bar_px, fit)
-        # Show the bar before the cells are placed, not once they have been painted:
-        # a bar that appears later narrows every cell and repaints every axis.
-        self._laying_out = True
-        try:
-            self.scroll.setVerticalScrollBarPolicy(
-                Qt.ScrollBarPolicy.ScrollBarAlwaysOff if self._figure_only  # a picture
-                else on if scrolls else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        finally:
-            self._laying_out = False
-        if cols == self.columns and not force:
-            return
-        self.columns = cols
-        for widget in (*self._pool, *self._places):
-            self._grid.removeWidget(widget)
-        slots = [self._slot(i) for i in range(self._shown)]
-        for i, slot in enumerate(slots):
-            self._grid.addWidget(slot, i // cols, i % cols)
-            slot.show()
-        for place in self._places[len(slots) - min(len(slots), len(self._pool)):]:
-            place.hide()  # beyond the maps shown
-        for c in range(self._grid.columnCount()):
-            self._grid.setColumnStretch(c, 1 if c < cols else 0)
-        rows = math.ceil(self._shown / cols) if self._shown else 0
-        for r in range(self._grid.rowCount()):
-            self._grid.setRowStretch(r, 1 if r < rows else 0)
 
     def _on_hover(self, index: int, row: int, col: int) -> None:
         if self.maps is not None and index < len(self.maps.maps):
