@@ -13,10 +13,9 @@ import contextlib
 import importlib
 import sys
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
@@ -34,6 +33,7 @@ from mha_explorer.qt.shell.settings import Preferences
 from mha_explorer.qt.shell.status_bar import StatusBarView
 from mha_explorer.qt.shell.theme import DEFAULT_THEME, Theme, apply_theme, other_theme, theme_named
 from mha_explorer.qt.shell.variant_docks import LabDock, config_page, parameters_page
+from mha_explorer.qt.shell.window_export import WindowExport
 from mha_explorer.qt.shell.wired_docks import add_wired_docks
 from mha_explorer.qt.stage.stage_view import StageView
 
@@ -52,7 +52,7 @@ HEADS_MODULE = "mha_explorer.qt.heads.heads_panel"  # with pyqtgraph and numpy u
 FIRST_FRAME_WAIT_MS = 5000
 
 
-class MainWindow(FirstPaint, QMainWindow):
+class MainWindow(FirstPaint, WindowExport, QMainWindow):
     def __init__(self, controller: Controller, prefs: Preferences | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -293,56 +293,6 @@ class MainWindow(FirstPaint, QMainWindow):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog
-
-    # export ----------------------------------------------------------------------------
-    def _export_folder(self) -> Path:
-        saved = self.prefs.value("export/folder", "", str) if self.prefs is not None else ""
-        if saved:
-            return Path(saved)
-        pictures = QStandardPaths.writableLocation(
-            QStandardPaths.StandardLocation.PicturesLocation) or str(Path.home())
-        return Path(pictures) / "mha-explorer"
-
-    def open_export_dialog(self) -> None:
-        from mha_explorer.qt.shell.export_dialog import (
-            ExportDialog,  # QtSvg loads on first export, not at start
-        )
-
-        dialog = ExportDialog(self._export_folder(), self)
-        if dialog.exec() == ExportDialog.DialogCode.Accepted:
-            self.export_current(dialog.folder(), options=dialog.options(),
-                                all_stages=dialog.all_stages())
-            if self.prefs is not None:
-                self.prefs.set_value("export/folder", str(dialog.folder()))
-        dialog.deleteLater()
-
-    def export_current(self, folder, *, options=None, all_stages: bool = False):
-        """Write the current stage (or every stage) and the tables into ``folder`` without
-        stopping the window (shell/export_run.py); returns the ExportRun, whose end the status
-        bar says (the files, or why not). A newer export replaces one still running."""
-        from mha_explorer.qt.shell.export import ExportOptions
-        from mha_explorer.qt.shell.export_run import ExportRun
-
-        c = self.controller
-        stages = c.plan.stage_ids if all_stages else (c.stage,)
-        if self.export_run is not None and not self.export_run.done:
-            self.export_run.cancel()
-        run = ExportRun(c.jobs, c.config, c.current_trace, stages, folder, batch_index=c.batch_index,
-                        head=c.head, options=options if options is not None else ExportOptions(), parent=self)
-        self.export_run = run
-
-        def said() -> None:
-            if run.problem == "cancelled":
-                self.statusBar().showMessage(f"export cancelled; {len(run.written)} files written to "
-                                             f"{folder}", 10_000)
-            elif run.problem is not None:
-                self.statusBar().showMessage(f"export failed: {run.problem}", 10_000)
-            else:
-                self.statusBar().showMessage(f"exported {len(run.written)} files to {folder}", 10_000)
-
-        run.ended.connect(said)
-        run.start()
-        return run
 
     # the heads panel ---------------------------------------------------------------
     def preload_heads(self) -> None:
