@@ -26,11 +26,8 @@ import errno
 import json
 import logging
 import os
-import shutil
-import stat
 import sys
 import tempfile
-import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -41,21 +38,13 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.system.env import SETTINGS_ENV, settings_from_env
 from mha_explorer.core.system.typed_input import TypedInputError, whole_number
+from mha_explorer.qt.shell.settings_copies import COPY_PREFIX, discard_copy, lock_copy, remove_stale_copies
 from mha_explorer.qt.shell.settings_ini import ini_values, same_value, without_serialised_types
-
-try:
-    import fcntl
-except ImportError:  # no flock: the copies of killed windows are left to the system's cleaning
-    fcntl = None
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 4 << 20  # far beyond any preferences file; a bigger one is not ours
 AUTOSAVE_MS = 1500  # changes reach the file soon after they stop, not on every keystroke
-COPY_PREFIX = "mha-explorer-settings-"  # the private copies' folders in the temporary directory
-COPY_LOCK = "in-use.lock"  # held (flock) by the living process; the system lets go when it dies
-STALE_AFTER_S = 60  # a folder this young may be one whose window is still taking its lock
-UNLOCKED_STALE_AFTER_S = 24 * 3600  # a folder without a lock file (an older version's)
 __all__ = ["FORMAT_VERSION", "SETTINGS_ENV", "Preferences", "default_settings_file"]
 
 
@@ -79,71 +68,6 @@ def read_regular_file(path: Path) -> bytes | None:
         return None
 
 
-def _discard_copy(holder: list, folder: str, lock_fd: int | None) -> None:
-    holder.clear()  # the QSettings on the copy goes first, so it cannot write after this
-    shutil.rmtree(folder, ignore_errors=True)
-    if lock_fd is not None:
-        os.close(lock_fd)
-
-
-def _lock_copy(folder: str) -> int | None:
-    """Hold the folder's lock for as long as this process lives (None where flock is missing)."""
-    if fcntl is None:
-        return None
-    try:
-        fd = os.open(os.path.join(folder, COPY_LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    except OSError:
-        return None  # a system without locks: the folder is still removed when the window closes
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a folder just made: nobody else holds it
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def _stale(path: str, now: float) -> bool:
-    """Whether a copy folder's window is gone: its lock is free, or, without a lock file, it
-    has been untouched for a day. Never a link, never another user's, never a young one."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or now - info.st_mtime < STALE_AFTER_S:
-        return False
-    try:
-        fd = os.open(os.path.join(path, COPY_LOCK), os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return now - info.st_mtime > UNLOCKED_STALE_AFTER_S
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False  # its window is alive
-    finally:
-        os.close(fd)
-    return True
-
-
-def remove_stale_copies(folder: str | None = None) -> list[str]:
-    """Remove the copy folders that killed windows left in the temporary directory (their
-    finaliser never ran); returns their paths."""
-    if fcntl is None:
-        return []
-    folder = folder or tempfile.gettempdir()
-    removed, now = [], time.time()
-    try:
-        entries = [e.path for e in os.scandir(folder) if e.name.startswith(COPY_PREFIX)]
-    except OSError:
-        return []
-    for path in entries:
-        if _stale(path, now):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
 class Preferences(QObject):
     save_failed = Signal(str)  # one line, once per run of failures; for the status bar
     _written = Signal(object, object, object)  # (bytes, keys, OSError or None), from the writer
@@ -161,7 +85,7 @@ class Preferences(QObject):
         self._location = self._choose_location(path)
         remove_stale_copies()
         self._copy_dir = tempfile.mkdtemp(prefix=COPY_PREFIX)
-        lock_fd = _lock_copy(self._copy_dir)
+        lock_fd = lock_copy(self._copy_dir)
         self._copy = Path(self._copy_dir) / "settings.ini"
         data = self._read_location()
         self._saved = data or b""
@@ -169,7 +93,7 @@ class Preferences(QObject):
             self._copy.write_bytes(self._readable(data))
         self._qs = QSettings(str(self._copy), QSettings.Format.IniFormat)
         self._holder = [self._qs]
-        weakref.finalize(self, _discard_copy, self._holder, self._copy_dir, lock_fd)
+        weakref.finalize(self, discard_copy, self._holder, self._copy_dir, lock_fd)
         if self._memory is None:
             self._check_contents()
 
