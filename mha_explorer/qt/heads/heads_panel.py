@@ -39,7 +39,7 @@ from mha_explorer.qt.heads.focused_head import PresentingMaps
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
-from mha_explorer.qt.shell.theme import grows_with_text
+from mha_explorer.qt.shell.projector_style import grows_with_text
 from mha_explorer.qt.stage.stage_notes import weights_note
 
 if TYPE_CHECKING:

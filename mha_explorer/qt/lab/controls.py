@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.lab.tasks import TASKS, sample_text
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.nesting import nested
-from mha_explorer.qt.shell.theme import grows_with_text
+from mha_explorer.qt.shell.projector_style import grows_with_text
 
 SWEEP_HEADS = "1,2,4,8,16"
 SAMPLE_N, SAMPLE_VOCAB = 6, 8  # the sample line's size: short enough to read at a glance

@@ -30,7 +30,7 @@ from mha_explorer.core.specs.positions import POSITION_KINDS
 from mha_explorer.core.variants.registry import FAMILIES, KINDS, changes_for, family_of
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.panels.config_fields import suggestion_name, suggestion_text
-from mha_explorer.qt.shell.theme import grows_with_text
+from mha_explorer.qt.shell.projector_style import grows_with_text
 from mha_explorer.qt.whole_spin import WholeSpinBox
 
 ATTENTION_KINDS = KINDS

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder
 from mha_explorer.qt.shell.export import ExportOptions
-from mha_explorer.qt.shell.theme import grows_with_text
+from mha_explorer.qt.shell.projector_style import grows_with_text
 
 SIZES = ((1920, 1080), (1280, 720), (3840, 2160), (1024, 768))
 

@@ -22,23 +22,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TypeVar
 
 from PySide6 import QtWidgets
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
-from PySide6.QtGui import QColor, QPalette, QPen
-from PySide6.QtWidgets import (
-    QAbstractButton,
-    QApplication,
-    QProxyStyle,
-    QStyle,
-    QStyleFactory,
-    QToolTip,
-    QWidget,
-)
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 
 from mha_explorer import assets
 from mha_explorer.core.display import colors
+from mha_explorer.qt.shell.projector_style import ProjectorStyle
+from mha_explorer.qt.shell.projector_style import grows_with_text as grows_with_text  # its old home
 
 AAA = 7.0  # WCAG 2 level AAA for body text
 AAA_LARGE = 4.5  # AAA for large text (≥ 18 pt, or ≥ 14 pt bold): the dim chips
@@ -350,58 +343,6 @@ def styled_widgets(app: QApplication) -> list[QWidget]:
 def mark_theme(window: QWidget) -> None:
     """A window made without a parent takes the application's theme (an export's page)."""
     window.setProperty(THEME_PROPERTY, QApplication.instance().property(THEME_PROPERTY) or DEFAULT_THEME)
-
-
-class ProjectorStyle(QProxyStyle):
-    """Fusion (the style that honours a palette on every platform), with a check box's
-    outline that stays in sight on a dark window. The application's style."""
-
-    def __init__(self) -> None:
-        super().__init__(QStyleFactory.create("Fusion"))
-
-    def drawPrimitive(self, element, option, painter, widget=None) -> None:
-        super().drawPrimitive(element, option, painter, widget)
-        if element == QStyle.PrimitiveElement.PE_IndicatorCheckBox:
-            # Fusion outlines the box in a darker window colour, which vanishes on a dark
-            # window: a line in the theme's border colour keeps it 3:1 in both themes
-            painter.save()
-            painter.setPen(QPen(option.palette.color(QPalette.ColorRole.Mid), 1))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
-            painter.restore()
-
-
-class IndicatorStyle(ProjectorStyle):
-    """The same, with a check box's or radio button's box growing with its text: at
-    projector type a fixed 13-pixel box is lost beside a 20-point label. Given to those
-    buttons alone (``grows_with_text``): as the application's style, Qt asked this Python
-    override for every size of every widget, about 13,000 times before the first paint
-    (some 50 ms of a start)."""
-
-    INDICATORS = (QStyle.PixelMetric.PM_IndicatorWidth, QStyle.PixelMetric.PM_IndicatorHeight,
-                  QStyle.PixelMetric.PM_ExclusiveIndicatorWidth,
-                  QStyle.PixelMetric.PM_ExclusiveIndicatorHeight)
-
-    def pixelMetric(self, metric, option=None, widget=None) -> int:
-        size = super().pixelMetric(metric, option, widget)
-        if metric in self.INDICATORS and widget is not None:
-            size = max(size, round(widget.fontMetrics().height() * 0.8))
-        return size
-
-
-Button = TypeVar("Button", bound=QAbstractButton)
-
-
-def grows_with_text(button: Button) -> Button:
-    """``button`` (a check box or radio button) with a box as large as its text asks for."""
-    app = QApplication.instance()
-    style = app.findChild(IndicatorStyle, "indicator_style")  # one for every button
-    if style is None:
-        style = IndicatorStyle()
-        style.setObjectName("indicator_style")
-        style.setParent(app)
-    button.setStyle(style)
-    return button
 
 
 _STYLE_MARK = "mhaExplorerProjectorStyle"  # set on the application once ProjectorStyle is its style
