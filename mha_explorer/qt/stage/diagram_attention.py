@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontMetricsF
 
 from mha_explorer.core.display.diagram import head_matrix, hidden_from
@@ -17,6 +17,7 @@ from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage import diagram_tokens as tokens
+from mha_explorer.qt.stage.diagram_attention_notes import note_room, scores_note, softmax_note, weighted_note
 from mha_explorer.qt.stage.diagram_compose import (
     Composer,
     StageContext,
@@ -24,11 +25,11 @@ from mha_explorer.qt.stage.diagram_compose import (
     chip_height,
     chip_size,
     left_room,
-    note_height,
     text_width,
     top_space,
 )
 from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
+from mha_explorer.qt.stage.diagram_group_strip import group_strip, strip_height
 
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
 GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this much past K_MAX
@@ -38,7 +39,6 @@ SUMS_ROWS_MAX = 16  # this few rows, each as tall as its 'Σ=1', carry their own
 DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star...
 DK_SHARE = 0.6  # ...and never more than this share of the grid's side (d_k = 256 drew Kᵀ as tall)
 GAP_X, GAP_Y = 18, 18
-TILE, TILE_GAP, MAX_TILES = 30, 4, 16
 
 
 @dataclass
@@ -90,50 +90,6 @@ def _under_h(under: bool) -> float:
     return chip_height() + 8 + text_height(SCALE_PT) if under else 0.0
 
 
-def _strip_h(ctx: StageContext) -> float:
-    # two rows of tiles and the gap above them
-    return 0.0 if ctx.config.Hkv == ctx.config.H else 2 * _tile() + 3 * style.GAP + 10
-
-
-def _desk_notes(ctx: StageContext, stage: str) -> tuple[str, ...]:
-    """The plan's notes on a stage (what torch copies as it runs it): for the desk, not the
-    projector, where the grid needs the room (as presentation leaves out the explanation)."""
-    return () if ctx.presenting else ctx.plan.stage(stage).notes
-
-
-def scores_note(ctx: StageContext) -> str:
-    cfg = ctx.config
-    first = (f"One {cfg.T:,}×{cfg.S:,} grid per head and sequence (B·H = {cfg.batch * cfg.H:,} "
-             f"grids); each cell is a dot product of {cfg.d_k:,} numbers.")
-    return "\n".join([first, *_desk_notes(ctx, StageId.scores)])
-
-
-def softmax_note(ctx: StageContext) -> str:
-    words = "Each row is now a distribution over the keys: weights between 0 and 1 that sum to 1."
-    hidden = hidden_from(ctx.config)
-    if hidden is not None and 0 in hidden:
-        words += " A row that sees no key is all 0 (not NaN)."
-    return "\n".join([words, *_desk_notes(ctx, StageId.softmax)])
-
-
-def weighted_note(ctx: StageContext) -> str:
-    cfg, width = ctx.config, value_widths(ctx.plan).head[1]
-    words = (f"Each query's output is its row of weights times V: [{cfg.T:,}×{cfg.S:,}]·"
-             f"[{cfg.S:,}×{width:,}] = [{cfg.T:,}×{width:,}] per head.")
-    if cfg.Hkv != cfg.H:
-        words += f" Query heads 0–{cfg.group_size - 1} all read this V head."
-    return "\n".join([words, *_desk_notes(ctx, StageId.weighted_sum)])
-
-
-def note_room(ctx: StageContext) -> float:
-    """Height the tallest of the three stages' notes takes, so the grid's place does
-    not jump with the length of a stage's note; none when it goes beside the picture."""
-    if ctx.note_beside:
-        return 0.0
-    width = ctx.width - 2 * style.MARGIN
-    return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
-
-
 def words_under(ctx: StageContext, left: float, top: float) -> bool:
     """Whether the chips and the scale go under the result: when that draws the grid larger
     (a narrow canvas, where beside it they would take the width the grid needs)."""
@@ -151,7 +107,7 @@ def _k_with(ctx: StageContext, left: float, top: float, under: bool | None = Non
     free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx, under) - GAP_X - left - _right_w(ctx, under)
     room_h = (ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
               - _under_h(under))
-    scores_h = (room_h - _strip_h(ctx) - max(GAP_Y, top)) / (udk + uT)
+    scores_h = (room_h - strip_height(ctx) - max(GAP_Y, top)) / (udk + uT)
     weighted_h = min((room_h - GAP_Y) / (uS + uT), (room_h - top) / uT)
     return max(2.0, min(K_MAX, free_w / max(max(udk, udv) + uS, 1), scores_h, weighted_h))
 
@@ -252,7 +208,7 @@ def scores_cross(ctx: StageContext) -> Cross:
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
     dk = max(style.min_side(), k * operand_units(ctx, cfg.d_k))
     above = dk + max(GAP_Y, bands.top)  # the key words between Kᵀ and the grid, not on Kᵀ
-    content_h = top_space() + above + gh + bottom_space() + _under_h(under) + _strip_h(ctx)
+    content_h = top_space() + above + gh + bottom_space() + _under_h(under) + strip_height(ctx)
     x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h, under)
     top = QRectF(x + dk + GAP_X + bands.left, y + top_space(), gw, dk)
     result = QRectF(top.x(), top.y() + above, gw, gh)
@@ -317,51 +273,6 @@ def _bottom_note(c: Composer, text: str) -> None:
     c.note("note", text, style.MARGIN, ctx.height - style.MARGIN, ctx.width - 2 * style.MARGIN, "bl")
 
 
-def _tile() -> float:
-    """A tile's height in the group strip: a chip's, at the type drawn now."""
-    return max(TILE, chip_height())
-
-
-def _group_strip(c: Composer, x: float, y: float) -> None:
-    """Which query heads share a key/value head: tiles coloured by group. The strip is one
-    drawing: its tiles and words stay where they are (a tile moved would pair the wrong heads)."""
-    cfg = c.ctx.config
-    first = len(c.items)
-    tile_h = _tile()
-    label_w = text_width("query heads", style.LABEL_PT, True) + style.GAP
-    c.text("strip.q", "query heads", x, y + tile_h / 2, "cl", points=style.LABEL_PT, bold=True)
-    row2 = y + tile_h + 2 * style.GAP
-    c.text("strip.kv", "K/V heads", x, row2 + tile_h / 2, "cl", points=style.LABEL_PT, bold=True)
-    x0 = x + label_w
-    tile = max(chip_size(str(min(cfg.H, MAX_TILES) - 1))[0], TILE)
-    def fitting(room: float) -> int:
-        return int((room + TILE_GAP) // (tile + TILE_GAP))
-
-    room = c.ctx.width - style.MARGIN - x0
-    shown = cfg.H
-    if min(MAX_TILES, fitting(room)) < cfg.H:  # leave room for "… H=96" after the tiles
-        more_w = text_width(f"… H={cfg.H:,}", style.LABEL_PT, True) + 12
-        shown = max(1, min(MAX_TILES, fitting(room - more_w)))
-    centres: dict[int, list[float]] = {}
-    for head in range(shown):
-        group = cfg.kv_head_of(head)
-        tx = x0 + head * (tile + TILE_GAP) + tile / 2
-        c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
-        centres.setdefault(group, []).append(tx)
-    if shown < cfg.H:
-        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + tile_h / 2,
-               "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
-    for group, xs in centres.items():
-        cx = sum(xs) / len(xs)
-        color = style.group_color(group)
-        c.line(f"strip.link{group}", [QPointF(xs[0], y + tile_h + 6), QPointF(xs[-1], y + tile_h + 6)],
-               color, 3)
-        c.line(f"strip.stem{group}", [QPointF(cx, y + tile_h + 6), QPointF(cx, row2 - 2)], color, 3)
-        c.chip(f"strip.kv{group}", f"{group}", color, cx, row2, "tc")
-    for item in c.items[first:]:
-        item.placement = "pin"
-
-
 def build_scores(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     cross = scores_cross(ctx)
@@ -390,7 +301,7 @@ def build_scores(c: Composer) -> None:
     scale.detail = True  # the √d_k numbers are in the header too
     if cfg.Hkv != cfg.H:
         below = max(i.sceneBoundingRect().bottom() for i in c.items)  # under all of the picture
-        _group_strip(c, cross.left.left() - _left_w(ctx, cross.under) + style.GAP, below + 10)
+        group_strip(c, cross.left.left() - _left_w(ctx, cross.under) + style.GAP, below + 10)
     _bottom_note(c, scores_note(ctx))
 
 
