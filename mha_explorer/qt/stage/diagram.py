@@ -29,9 +29,10 @@ from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax,
 from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
 from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 from mha_explorer.qt.stage.diagram_items import BlockItem, GapItem, GridItem
-from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
+from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
 from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
+from mha_explorer.qt.stage.diagram_view import build_view
 from mha_explorer.qt.stage.generic_stage import GenericStageView, is_generic
 
 if TYPE_CHECKING:
