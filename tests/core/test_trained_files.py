@@ -121,8 +121,13 @@ def test_loading_refuses_an_altered_file_before_reading_it(tmp_path, monkeypatch
 
 @pytest.fixture
 def copied_tokenizer(tmp_path, monkeypatch):
-    """The installed tokenizer.json copied into ``tmp_path``, which the tokenizer reads from."""
+    """The installed tokenizer.json copied into ``tmp_path``, which the tokenizer reads from,
+    built in this process (a window started earlier in it builds them in its tokenizer
+    process, which reads the installed copy)."""
+    from mha_explorer.core.models import tokenizer_process
     from mha_explorer.core.models.minilm import tokenizer
+
+    monkeypatch.setattr(tokenizer_process, "_helper", None)
 
     folder = files.model_dir()
     (tmp_path / info.TOKENIZER_FILE).write_bytes((folder / info.TOKENIZER_FILE).read_bytes())
