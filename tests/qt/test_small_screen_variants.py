@@ -5,6 +5,7 @@ and keep the configuration form inside its dock, never widening the window."""
 from __future__ import annotations
 
 import pytest
+from waits import UI_MS
 
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.panels.variant_fields import ATTENTION_KINDS, kind_changes
@@ -16,6 +17,10 @@ def inside(child, window) -> bool:
     """The widget drawn whole inside the window: no part past its right or bottom edge."""
     box = child.rect().translated(child.mapTo(window, child.rect().topLeft()))
     return window.rect().contains(box)
+
+
+def buttons_whole(window) -> bool:
+    return all(b.width() >= b.minimumSizeHint().width() for b in window.stepper.stage_buttons.values())
 
 
 def assert_fits(window, what: str) -> None:
@@ -38,6 +43,8 @@ def test_every_attention_kind_and_positions_fit_1024_by_768(qtbot, make_window, 
             window.controller.update(**kind_changes(kind, window.controller.config),
                                      positions=positions)
             settle(window.controller)
+            # the stage row lays itself out again in a posted request: wait for it, then check
+            qtbot.waitUntil(lambda: buttons_whole(window), timeout=UI_MS)
             assert window.controller.config.variant == kind
             assert_fits(window, f"{kind} {positions}")
 
