@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from mha_explorer.core.models.gemma3 import convert, files
-from mha_explorer.core.models.gemma3.description import GEMMA3_270M
+from mha_explorer.core.models.gemma3.description import GEMMA3_270M, RMS_NORM_EPS
 from mha_explorer.core.models.gemma3.layer_math import attention_mask, rms_norm, rope_tables, rotate
 from mha_explorer.core.models.gemma3.tokenizer import GemmaTokenizer, TokenizerFileError, load_tokenizer
 from mha_explorer.core.models.gemma3.weights_file import WeightsAltered, read_weights
@@ -215,6 +215,21 @@ class Gemma3:
         """[..., vocab] from the last layer's output [..., D]: final RMSNorm, tied embedding."""
         return F.linear(rms_norm(hidden, self.t["norm.scale"]), self.t["embed.weight"])
 
+    # -- the norms as multipliers, for attributing a logit to the parts of the stream ------------
+    def post_attention_scale(self, layer: int, attn_proj: torch.Tensor) -> torch.Tensor:
+        """[..., D]: the multiplier m with attn_out == attn_proj · m in this run (the
+        post-attention RMSNorm's scale over the RMS of ``attn_proj``), so a head's share of
+        attn_proj can be followed into the residual stream."""
+        return _rms_multiplier(attn_proj, self.t[f"layers.{layer - 1}.post_attn_norm.scale"])
+
+    def final_norm_scale(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[..., D]: the multiplier m with final_norm(hidden) == hidden · m in this run."""
+        return _rms_multiplier(hidden, self.t["norm.scale"])
+
+    def unembedding(self) -> torch.Tensor:
+        """[vocab, D]: the output layer's rows (the embedding, tied; not scaled by sqrt(D))."""
+        return self.t["embed.weight"]
+
     def run(self, ids: Sequence[int]) -> TextRun:
         """The text's run, computed lazily layer by layer; the last few texts are kept."""
         key = tuple(int(i) for i in ids)
@@ -254,6 +269,11 @@ class Gemma3:
         if self.tokenizer is None:
             raise RuntimeError("this model was loaded without its tokenizer")
         return self.tokenizer.encode(text, bos=bos)
+
+
+def _rms_multiplier(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """[..., D]: what RMSNorm multiplies x by, its scale over x's RMS (eps as the model's)."""
+    return torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_NORM_EPS) * scale
 
 
 class TextRun:
