@@ -47,6 +47,9 @@ class JobKind(str, Enum):
     tiles = "tiles"  # tiled attention (the Generation dock)
     generate = "generate"  # a trained decoder writing with its real KV cache
     induction = "induction"  # a trained decoder on repeated random tokens
+    head_effects = "head_effects"  # a decoder's heads switched off in turn, by the loss
+    patching = "patching"  # a decoder's heads patched from a clean prompt into a corrupted one
+    lens = "lens"  # a decoder's residual stream read after every layer
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,10 @@ def lens_case(reference):  # noqa: F811
                 lambda _m, _a, out: parts["mlp_out"].append(out[0])),
         ]
     buffer = io.StringIO()  # a module's fixture has no capsys
-    with contextlib.redirect_stdout(buffer):
+    with contextlib.redirect_stdout(buffer), pytest.MonkeyPatch.context() as patch:
+        from mha_explorer.core.models.causal import readout
+
+        patch.setattr(readout, "ROWS", 50)  # 19 × 6 hidden states read in three blocks
         assert main(["lens", "--weights", "gemma3-270m", "--text", text, "--json"]) == 0
     report = json.loads(buffer.getvalue())
     try:

@@ -14,7 +14,8 @@ import torch
 
 from mha_explorer.core.models.causal.stream import Work
 
-VOCAB_SLICE = 32_768  # rows of the unembedding per matmul: 128 logits of 4 bytes per row of hidden
+VOCAB_SLICE = 32_768  # rows of the unembedding per matmul
+ROWS = 512  # hidden states per matmul: at most 64 MiB of logits at a time
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,17 @@ def read(model, hidden: torch.Tensor, work: Work | None = None) -> Readout:
         lse = torch.full(x.shape[:1], float("-inf"))
         top = torch.full(x.shape[:1], float("-inf"))
         top_id = torch.zeros(x.shape[:1], dtype=torch.long)
-        for start in range(0, W.shape[0], VOCAB_SLICE):
-            logits = x @ W[start:start + VOCAB_SLICE].T  # [N, slice]
-            lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=-1))
-            best, where = logits.max(dim=-1)
-            better = best > top
-            top = torch.where(better, best, top)
-            top_id = torch.where(better, where + start, top_id)
-            if work is not None:
-                work.add(2 * x.shape[0] * logits.shape[1] * x.shape[1])
+        for first in range(0, x.shape[0], ROWS):
+            rows = slice(first, first + ROWS)
+            for start in range(0, W.shape[0], VOCAB_SLICE):
+                logits = x[rows] @ W[start:start + VOCAB_SLICE].T  # [ROWS, VOCAB_SLICE] at most
+                lse[rows] = torch.logaddexp(lse[rows], torch.logsumexp(logits, dim=-1))
+                best, where = logits.max(dim=-1)
+                better = best > top[rows]
+                top[rows] = torch.where(better, best, top[rows])
+                top_id[rows] = torch.where(better, where + start, top_id[rows])
+                if work is not None:
+                    work.add(2 * logits.numel() * x.shape[1])
     return Readout(lse, top_id, top)
 
 
