@@ -20,11 +20,12 @@ from mha_explorer.core.models.causal import readout, stream
 from mha_explorer.core.models.causal.stream import Recorded, Work
 
 
-def repeat_positions(n: int) -> tuple[list[int], list[int]]:
-    """For <bos> + r + r (r of n tokens): the positions whose next token is r[2..n] in the first
-    copy, and r[2..n] again in the second (each copy's first token is left out: after <bos>, or
-    after the first copy's end, nothing says what comes)."""
-    return list(range(1, n)), list(range(n + 1, 2 * n))
+def repeat_positions(n: int, tokens: int) -> tuple[list[int], list[int]]:
+    """For <bos> + r + r (r of n tokens; r + r for a model without a first token, ``tokens``
+    says which): the positions whose next token is r[2..n] in the first copy, and r[2..n] again
+    in the second. Each copy's first token is left out: nothing before it says what comes."""
+    start = tokens - 2 * n  # where r begins: 1 after <bos>, else 0
+    return list(range(start, start + n - 1)), list(range(start + n, start + 2 * n - 1))
 
 
 def position_losses(model, hidden: torch.Tensor, ids: Sequence[int], positions: Sequence[int],

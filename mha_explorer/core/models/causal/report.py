@@ -55,6 +55,7 @@ def decoder(model_key: str) -> ModelDescription:
 
 
 def _load(model: ModelDescription, progress: Progress | None, cancel: Cancel | None):
+    """The decoder's forward pass, loaded once per process by its own package (``model``)."""
     ok, message = runtime.is_available(model)
     if not ok:
         raise ConfigError("weights", message)
@@ -70,8 +71,8 @@ def _text(text: Any, what: str) -> str:
 def _encode(model, text: str, what: str) -> tuple[list[int], list[str]]:
     ids, pieces = model.encode(text)
     if len(ids) > MAX_TOKENS:
-        raise ConfigError(what, f"the {what} is {len(ids):,} tokens long (with {pieces[0]}); this reads at "
-                          f"most {MAX_TOKENS:,}; shorten it")
+        raise ConfigError(what, f"the {what} is {len(ids):,} tokens long; this reads at most {MAX_TOKENS:,}; "
+                          "shorten it")
     return ids, pieces
 
 
@@ -134,7 +135,7 @@ def repeat_ablation(model_key: str, n: int, seed: int = 0, ablate: bool = True, 
     ids = demo["token_ids"]
     from mha_explorer.core.models.causal import ablation, readout, stream  # torch
 
-    first, second = ablation.repeat_positions(n)
+    first, second = ablation.repeat_positions(n, len(ids))
     total = (stream.layer_cost(model, 1, len(ids)) * desc.layers + readout.read_cost(model, 2 * (n - 1))
              + (ablation.ablation_cost(model, len(ids), n - 1) if ablate else 0))
     work = _work(model, total, share, cancel)
