@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -72,6 +72,14 @@ class EffectTable(QTableWidget):
                 self.setItem(i, col, item)
         self.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)
+        self.resizeColumnsToContents()  # now, so the width it asks for holds them
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Every column whole, beside the scroll bar."""
+        columns = self.horizontalHeader().length()
+        return QSize(columns + 2 * self.frameWidth() + self.verticalScrollBar().sizeHint().width(),
+                     super().sizeHint().height())
 
     def head_at(self, row: int) -> tuple[int, int]:
         return int(self.item(row, 1).value), int(self.item(row, 2).value)
@@ -110,10 +118,10 @@ class HeadEffects(JobPage):
         side.setContentsMargins(0, 0, 0, 0)
         side.addWidget(self.pattern)
         side.addWidget(self.effect)
-        split = SideBySide(maps, self.table)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        self.body.addWidget(split, 1)
+        self.split = SideBySide(maps, self.table)
+        self.split.setStretchFactor(0, 1)  # the maps take what the ranking leaves
+        self.split.setStretchFactor(1, 0)
+        self.body.addWidget(self.split, 1)
         for grid in (self.pattern, self.effect):
             grid.head_chosen.connect(self.head_chosen)
         self.table.cellClicked.connect(lambda row, _col: self.head_chosen.emit(*self.table.head_at(row)))
@@ -137,4 +145,5 @@ class HeadEffects(JobPage):
         self.pattern.set_values(result.induction, layer_kinds=result.layer_kinds)
         self.effect.set_values(added, DIVERGING_COLORMAP, -limit, limit, layer_kinds=result.layer_kinds)
         self.table.set_rows(effect_rows(result))
+        self.split.fit()  # the ranking's columns in sight
         self.summary.setText(repeat_summary(result))

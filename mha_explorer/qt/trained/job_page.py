@@ -109,6 +109,17 @@ class SideBySide(QSplitter):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         wanted = sum(self.widget(i).sizeHint().width() for i in range(self.count()))
-        side = event.size().width() >= wanted
-        self.setOrientation(Qt.Orientation.Horizontal if side else Qt.Orientation.Vertical)
+        side = Qt.Orientation.Horizontal if event.size().width() >= wanted else Qt.Orientation.Vertical
+        turned = side != self.orientation()
+        self.setOrientation(side)
         super().resizeEvent(event)
+        if turned:
+            self.fit()
+
+    def fit(self) -> None:
+        """Side by side, every view after the first gets the width it would like, the first the
+        rest (one above the other, the heights are left to the splitter)."""
+        if self.orientation() != Qt.Orientation.Horizontal:
+            return
+        rest = [self.widget(i).sizeHint().width() for i in range(1, self.count())]
+        self.setSizes([max(self.width() - sum(rest), 0), *rest])
