@@ -21,7 +21,7 @@ def emit(text: str) -> None:
     if sys.stdout is None:
         raise OutputError("standard output is closed")
     try:
-        sys.stdout.write(text + "\n")
+        _write(text + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         _abandon_stdout()
@@ -31,6 +31,21 @@ def emit(text: str) -> None:
         raise OutputError(exc.errno, f"could not write to standard output: {exc.strerror or exc}") from exc
     except ValueError as exc:  # a stream already closed in this process
         raise OutputError(f"could not write to standard output: {exc}") from exc
+
+
+def _write(text: str) -> None:
+    """A file name that is not UTF-8 (its bytes kept as lone surrogates) goes out as the
+    bytes it was given, on a stream whose encoding would refuse it."""
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        encoding = sys.stdout.encoding or "utf-8"
+        try:
+            data = text.encode(encoding, "surrogateescape")
+        except UnicodeEncodeError:  # a stream that cannot hold these characters at all
+            data = text.encode(encoding, "backslashreplace")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
 
 
 def _abandon_stdout() -> None:

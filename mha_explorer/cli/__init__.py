@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mha_explorer.cli import decode, export, heads, lab, lens, patch, shapes, tiles, window
+from mha_explorer.cli import compare, decode, export, heads, lab, lens, patch, pictures, shapes, tiles, window
 from mha_explorer.cli.common import (
     EXIT_USAGE,
     Parser,
@@ -30,6 +30,8 @@ SUBCOMMANDS = (
     decode,
     tiles,
     lab,
+    compare,
+    pictures,
     patch,
     lens,
 )

@@ -8,6 +8,7 @@ import functools
 import sys
 from typing import Any
 
+from mha_explorer.cli.flag_types import checked_value, whole_number
 from mha_explorer.cli.variant_flags import add_variant_flags, check_attention_choice, variant_changes
 from mha_explorer.console import one_line
 from mha_explorer.core.config import ALIGNMENTS, DEVICES, DTYPES, ConfigError, MHAConfig, sentence_tokens
@@ -33,12 +34,12 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's API
         raise UsageError(message)
 
-
-def whole_number(text: str) -> int:
-    try:
-        return int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]):  # argparse's, for every flag
+        # text that is not UTF-8 is refused here, once for every flag; a command's own flags
+        # are its parser's to check (only the command's name is this parser's)
+        for text in arg_strings[:1] if action.nargs == argparse.PARSER else arg_strings:
+            checked_value(action, text)
+        return super()._get_values(action, arg_strings)
 
 
 def add_config_flags(p: argparse.ArgumentParser, inherit: bool = False) -> None:

@@ -152,8 +152,11 @@ def _generate(args: argparse.Namespace, model) -> int:
                     "use --weights " + " or ".join(m.key for m in MODELS.values() if m.causal))
     if args.text is None:
         return fail(f"--weights {model.key} generates after a text: give --text PROMPT")
-    try:
-        report = runtime.part(model, "report").decode_report(args.text, args.steps, args.attention_layer)
+    from mha_explorer.core.plan.memory import default_budget
+
+    try:  # the prompt's pass is checked against the memory budget, as every computing command is
+        report = runtime.part(model, "report").decode_report(args.text, args.steps, args.attention_layer,
+                                                             budget=default_budget())
     except ConfigError as exc:
         return fail(exc.message)
     if args.json:

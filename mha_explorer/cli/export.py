@@ -18,6 +18,7 @@ from mha_explorer.cli.common import (
     one_line,
     require_device,
 )
+from mha_explorer.cli.flag_types import path_text
 from mha_explorer.cli.progress import Progress
 from mha_explorer.console import emit, report_io_error
 from mha_explorer.core.plan.build import build_plan
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stage", dest="export_stage", default="all", metavar="ID",
                    help="'all' (the default: every stage the config has, in order, positions, "
                    f"RoPE and a latent family's own steps included) or one of: {', '.join(STAGES)}")
-    p.add_argument("--out", required=True, metavar="DIR",
+    p.add_argument("--out", required=True, metavar="DIR", type=path_text,
                    help="folder to write into (made if missing)")
     p.add_argument("--size", default="1920x1080", metavar="WxH",
                    help="picture size in pixels (default 1920x1080)")
@@ -67,7 +68,11 @@ def _choices(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[int, int]
         except ValueError as exc:
             raise UsageError(f"argument {flag}: {exc}") from None
     out = Path(args.out)
-    if not args.out.strip() or (out.exists() and not out.is_dir()):
+    try:
+        usable = bool(args.out.strip()) and (not out.exists() or out.is_dir())
+    except OSError as exc:  # a name too long for the system, a loop of links
+        raise UsageError(f"argument --out: {safe_files.describe(exc)}") from None
+    if not usable:
         raise UsageError(f"argument --out: '{args.out}' is not a folder")
     return (*values, out)
 
@@ -181,7 +186,7 @@ def drop_stale_rows_sidecar(out: Path) -> None:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(doc, dict) and doc.get("mode") == "rows" and "query_rows_total" in doc:
             path.unlink()
-    except (OSError, ValueError):  # unreadable or not ours: not this export's business
+    except (OSError, ValueError, RecursionError):  # unreadable or not ours: not this export's business
         return
 
 

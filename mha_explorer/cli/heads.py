@@ -23,6 +23,7 @@ from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError
 from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
+from mha_explorer.core.system.typed_input import TypedInputError, whole_number
 
 NAME = "heads"
 DEFAULT_MODEL = next(iter(MODELS))  # random weights have no trained heads to report
@@ -63,8 +64,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def _layer(text, layers: int) -> int:
     try:
-        return int(str(text).strip())
-    except ValueError:
+        return whole_number(text)
+    except TypedInputError:
         raise ConfigError("layer", f"layer must be a whole number from 1 to {layers}, "
                           f"got {text!r}") from None
 

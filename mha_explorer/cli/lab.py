@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 
 from mha_explorer.cli.common import fail
-from mha_explorer.console import emit
+from mha_explorer.cli.flag_types import path_text
+from mha_explorer.console import EXIT_IO, emit, one_line
 from mha_explorer.core.lab.task_catalog import TASKS
+from mha_explorer.core.system.typed_input import TypedInputError, whole_number
 
 EXIT_USAGE = 2
 DEFAULT_HEADS = "1,2,4,8,16"
@@ -61,7 +63,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add("--ablate", dest="lab_ablate", action="store_true", help="zero one head at a time; accuracy drops")
     add("--prune", dest="lab_prune", action="store_true",
         help="greedily remove the least important heads (chosen on one held-out set, reported on another)")
-    add("--out", dest="lab_out", metavar="DIR", help="save every run (safetensors + JSON) and summary.json")
+    add("--out", dest="lab_out", metavar="DIR", type=path_text,
+        help="save every run (safetensors + JSON) and summary.json")
     add("--json", dest="lab_json", action="store_true", help="print JSON instead of a table")
     return p
 
@@ -75,10 +78,10 @@ def shown(text: str) -> str:
 
 
 def _whole(flag: str, text: str, low: int, high: int) -> int:
-    raw = str(text).strip().replace("_", "")
-    if not raw.isascii() or not raw.lstrip("+-").isdigit() or len(raw) > 30:
-        raise LabUsageError(f"argument {flag}: '{shown(text)}' is not a whole number")
-    value = int(raw)
+    try:
+        value = whole_number(text)
+    except TypedInputError as exc:
+        raise LabUsageError(f"argument {flag}: {exc}") from None
     if not low <= value <= high:
         raise LabUsageError(f"argument {flag}: {shown(text)} is out of range ({low}–{high:,})")
     return value
@@ -96,13 +99,20 @@ def parse_heads(text: str, d_model: int) -> list[int]:
 
 
 def _out_folder(text: str | None) -> Path | None:
+    """The sweep's folder, checked before any training: a new folder or one a sweep made."""
     if text is None:
         return None
-    if not str(text).strip() or not str(text).isprintable():
+    text = str(text)  # a byte that is not UTF-8 is kept (a lone surrogate); a control character is not
+    if not text.strip() or not all(c.isprintable() or "\udc80" <= c <= "\udcff" for c in text):
         raise LabUsageError(f"argument --out: '{shown(text)}' is not a usable folder name")
+    from mha_explorer.core.lab.files import RunFileError
+    from mha_explorer.core.lab.folders import check_sweep_target
+
     out = Path(text)
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise LabUsageError(f"argument --out: '{shown(text)}' is not a folder (links are refused)")
+    try:
+        check_sweep_target(out)
+    except RunFileError as exc:
+        raise LabUsageError(f"argument --out: {exc}") from None
     return out
 
 
@@ -211,10 +221,9 @@ def _train_all(opts: dict, ablate: bool, prune_heads: bool, mlp: bool, positions
     return runs, ablations, prunings
 
 
-def _save(out: Path, report: dict, runs, ablations, prunings) -> None:
-    from mha_explorer.core.lab.store import save_run, write_atomic
-
-    out.mkdir(parents=True, exist_ok=True)
+def _sweep_runs(runs, ablations, prunings) -> list[tuple]:
+    """Each run with its ``extra`` (the ablation and pruning results asked for)."""
+    paired = []
     for i, run in enumerate(runs):
         extra = {}
         if ablations:
@@ -222,8 +231,26 @@ def _save(out: Path, report: dict, runs, ablations, prunings) -> None:
         if prunings:
             extra["pruning"] = {"order": prunings[i].order, "accuracy": prunings[i].accuracy,
                                 "selection_accuracy": prunings[i].selection_accuracy}
-        save_run(run, out / f"heads-{run.spec.heads}", extra)
-    write_atomic(out / "summary.json", json.dumps(report, indent=1).encode())
+        paired.append((run, extra))
+    return paired
+
+
+def _save(out: Path, task: str, report: dict, paired: list[tuple]) -> str | None:
+    """Save the sweep to ``out``; None, or one line saying what failed and where the runs
+    were kept instead (they are never only in memory when a save fails)."""
+    from mha_explorer.core.lab.sweep_store import keep_unsaved, save_sweep  # torch: after training
+
+    summary = json.dumps(report, indent=1).encode()
+    try:
+        save_sweep(out, paired, summary)
+        return None
+    except (OSError, ValueError) as exc:
+        failed = str(exc)
+    try:
+        kept = keep_unsaved(task, paired, summary)
+    except (OSError, ValueError) as exc:
+        return f"{failed}; nor could they be kept elsewhere ({exc}): the results printed are all that is left"
+    return f"{failed}; the runs are kept in {shown(kept)} instead"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -237,12 +264,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a model the settings cannot make
         return fail(str(exc))
     report = lab_report(opts["task"], runs, ablations, prunings)
+    problem = None
     if opts["out"] is not None:
-        try:
-            _save(opts["out"], report, runs, ablations, prunings)
-        except (OSError, ValueError) as exc:
-            return fail(f"could not write to {shown(opts['out'])}: {getattr(exc, 'strerror', None) or exc}")
+        problem = _save(opts["out"], opts["task"], report, _sweep_runs(runs, ablations, prunings))
     emit(json.dumps(report) if args.lab_json else format_table(report, prunings, opts["d_model"]))
+    if problem is not None:  # the results are printed first: the training is never lost
+        print(f"mha-explorer: error: {one_line(problem)}", file=sys.stderr)
+        return EXIT_IO
     return 0
 
 

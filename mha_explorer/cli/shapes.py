@@ -15,7 +15,13 @@ from mha_explorer.console import emit
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.core.plan.build import Plan, build_plan
-from mha_explorer.core.plan.kv_cache import KV_COMPARE_HEADER, kv_compare_rows, kv_compare_table, kv_formula
+from mha_explorer.core.plan.kv_cache import (
+    KV_COMPARE_HEADER,
+    kv_compare_rows,
+    kv_compare_table,
+    kv_formula,
+    model_layers,
+)
 from mha_explorer.core.text.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.core.variants.registry import family_of
@@ -102,10 +108,11 @@ def _cell(value) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def preset_layers(args: argparse.Namespace) -> int:
-    """The preset's layer count (for whole-model figures), else one layer."""
+def preset_layers(args: argparse.Namespace, cfg: MHAConfig) -> int:
+    """The named preset's layer count (for whole-model figures), else the trained model's or
+    the matching preset's (model_layers), else one layer."""
     key = getattr(args, "preset", None)
-    return PRESETS[key].layers if key in PRESETS else 1
+    return PRESETS[key].layers if key in PRESETS else model_layers(cfg)
 
 
 def format_plan(plan: Plan, layers: int = 1) -> str:
@@ -150,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         emit(list_presets())
         return 0
     cfg = config_from_args(args)
-    plan, layers = build_plan(cfg), preset_layers(args)
+    plan, layers = build_plan(cfg), preset_layers(args, cfg)
     if args.json:
         data = plan.to_dict()
         data["kv_compare"] = compare_json(cfg, layers)

@@ -96,12 +96,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         block = parse_block(args.block)
-        cfg = config_with_window(args)
-        report = tiles_report(cfg, block)
     except ConfigError as exc:
         return fail(exc.message)
-    except ValueError as exc:
+    except ValueError as exc:  # only the block's own reading is blamed on --block
         return fail(f"argument --block: {exc}")
+    try:
+        report = tiles_report(config_with_window(args), block)
+    except ConfigError as exc:
+        return fail(exc.message)
     emit(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 

@@ -12,6 +12,7 @@ import argparse
 import functools
 from typing import Any
 
+from mha_explorer.cli.flag_types import whole_number
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.specs.positions import POSITION_KINDS
 from mha_explorer.core.variants.registry import FAMILIES, KINDS, family_named, variant_fields
@@ -30,18 +31,11 @@ _MASK_FLAGS = {"window": "window", "stride": "stride", "global_tokens": "global_
                "rope_base": "rope_base"}
 
 
-def _whole(text: str) -> int:
-    try:
-        return int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-
-
 CLEAR = "none"  # typed for a size: back to None (e.g. clearing Mistral's window after its preset)
 
 
 def _whole_or_none(text: str) -> int | str:
-    return CLEAR if text.strip().lower() == CLEAR else _whole(text)
+    return CLEAR if text.strip().lower() == CLEAR else whole_number(text)
 
 
 def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
@@ -65,7 +59,7 @@ def add_variant_flags(parser: argparse.ArgumentParser, inherit: bool = False) ->
         "without, W on each side; 'none' clears a preset's window")
     add("--stride", type=_whole_or_none, metavar="K",
         help="strided/dilated: keep only keys whose distance from the query is a multiple of K")
-    add("--global-tokens", type=_whole, metavar="N",
+    add("--global-tokens", type=whole_number, metavar="N",
         help="the first N tokens see and are seen by every token (with --window or --stride)")
     add("--rope-base", type=_whole_or_none, metavar="B",
         help="RoPE's base: pair i turns by p·B^(-2i/d) (default 10000; trained decoders use up to 1000000)")

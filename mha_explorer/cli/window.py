@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from mha_explorer.cli.common import THEME_NAMES, config_from_args
+from mha_explorer.cli.flag_types import path_text
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.stages.catalog import CLASSIC, STAGES
 
@@ -24,7 +25,7 @@ def add_window_flags(parser: argparse.ArgumentParser) -> None:
                         "advanced controls tucked away (F11 or Esc leaves)")
     parser.add_argument("--theme", choices=THEME_NAMES,
                         help="light or dark (default: the one used last); remembered")
-    parser.add_argument("--settings", metavar="FILE",
+    parser.add_argument("--settings", metavar="FILE", type=path_text,
                         help="read and keep preferences in this file instead of the user's")
 
 

@@ -25,13 +25,17 @@ from mha_explorer.qt.compute import ROWS_AFTER_S, ComputeRequest, RunFunction, r
 from mha_explorer.qt.jobs import Job, JobDone, JobFailed, JobKind, JobProgress, Jobs
 from mha_explorer.qt.playback import BASE_STEP_MS, SPEEDS, PlaybackMixin
 from mha_explorer.qt.staggered import StaggeredRefresh
+from mha_explorer.qt.text_reading import ReadingMixin, needs_reading
 
 DEBOUNCE_MS = 150
 
 
-class Controller(BudgetMixin, PlaybackMixin, QObject):
+class Controller(BudgetMixin, PlaybackMixin, ReadingMixin, QObject):
     config_changed = Signal(object)  # MHAConfig, always valid
     validation_changed = Signal(object)  # ConfigError, or None once the input is valid again
+    reading_changed = Signal(object)  # Reading: a text being read as a model's tokens; None: ended
+    reading_progressed = Signal(float, str)  # how far the reading is, and what it does now
+    reading_failed = Signal(str)  # why the text could not be read (the config in use stays)
     trace_ready = Signal(object)  # Trace of the current config
     trace_failed = Signal(str)
     compute_started = Signal()
@@ -83,6 +87,7 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         self.jobs.failed.connect(self._on_failed)
         self.jobs.cancelled.connect(self._on_cancelled)
         self.jobs.progressed.connect(self._on_progress)
+        self.jobs.dropped.connect(self._on_reading_dropped)
         self._started = False
         self._warm_up_waits = False  # torch loads here after the early process's answer
 
@@ -146,9 +151,10 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         return estimate(self._config)
 
     def update(self, **changes: Any) -> bool:
-        """Apply edits; invalid ones are reported and the last valid state is kept."""
+        """Apply edits; invalid ones are reported and the last valid state is kept. Edits
+        made while a text is being read apply to the config waiting for it (text_reading)."""
         try:
-            cfg = apply_edits(self._config, changes)
+            cfg = apply_edits(self._edit_base(), changes)
         except ConfigError as err:
             self._error = err
             self.validation_changed.emit(err)
@@ -165,9 +171,14 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         return self.set_config(cfg)
 
     def set_config(self, cfg: MHAConfig) -> bool:
+        """Make ``cfg`` the config on screen; a trained model's words are first read as its
+        tokens on the jobs thread (True: accepted, shown once read)."""
         if self._error is not None:
             self._error = None
             self.validation_changed.emit(None)
+        self.cancel_reading()  # a newer config replaces the one waiting
+        if needs_reading(cfg):
+            return self._read(cfg)
         if cfg == self._config:
             return True
         self._config = cfg
@@ -242,6 +253,8 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         return self._run(request, cancel, progress)  # on the jobs' thread
 
     def _on_done(self, done: JobDone) -> None:
+        if self._reading_answer(done):
+            return
         if done.kind == JobKind.warm_up:
             self.engine_loaded.emit(done.result)
         elif done.kind == JobKind.trace:  # only the newest request's answer gets here
@@ -264,6 +277,8 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
         self.trace_ready.emit(trace)
 
     def _on_failed(self, failed: JobFailed) -> None:
+        if self._reading_answer(failed):
+            return
         if failed.kind == JobKind.warm_up:  # a broken torch install must not kill the window
             self.trace_failed.emit(f"could not load torch: {failed.message}")
         elif failed.kind == JobKind.trace:
@@ -272,12 +287,15 @@ class Controller(BudgetMixin, PlaybackMixin, QObject):
             self._after_first_answer()
 
     def _on_cancelled(self, job: Job) -> None:
+        if self._reading_answer(job):
+            return
         if job.kind == JobKind.trace:
             self._after_first_answer()
         if job.kind == JobKind.trace and job.id == self.jobs.latest(JobKind.trace):
             self._computing = False
 
     def _on_progress(self, progress: JobProgress) -> None:
+        self._reading_progress(progress)
         if progress.kind == JobKind.trace:
             self.compute_progressed.emit(progress.fraction)
             if progress.text:  # which rows a long sequence's run computes, said as it starts

@@ -39,6 +39,8 @@ class JobKind(str, Enum):
     """The window's kinds of work; each keeps only its newest request."""
 
     warm_up = "warm_up"  # import torch before the first trace is needed
+    reading = "reading"  # a text read as a trained model's tokens (its tokenizer made on first use)
+    models = "models"  # which trained models' packages are installed (their install records)
     trace = "trace"  # the engine's run of the config on screen
     notes = "notes"  # the stage header's numbers from the trace (√d_k at scores and softmax)
     layers = "layers"  # a trained model's every layer (the Layers dock)
@@ -47,6 +49,7 @@ class JobKind(str, Enum):
     tiles = "tiles"  # tiled attention (the Generation dock)
     generate = "generate"  # a trained decoder writing with its real KV cache
     induction = "induction"  # a trained decoder on repeated random tokens
+    compare = "compare"  # every trained model on one text (the Compare window)
     head_effects = "head_effects"  # a decoder's heads switched off in turn, by the loss
     patching = "patching"  # a decoder's heads patched from a clean prompt into a corrupted one
     lens = "lens"  # a decoder's residual stream read after every layer
@@ -135,9 +138,12 @@ class JobRunner(QObject):
 
 class Jobs(QObject):
     """The GUI side: ``submit(kind, work, *args)``; ``done(JobDone)``, ``failed(JobFailed)``,
-    ``progressed(JobProgress)`` and ``cancelled(Job)`` for the newest job of each kind only."""
+    ``progressed(JobProgress)`` and ``cancelled(Job)`` for the newest job of each kind only;
+    ``dropped(kind)`` at once when ``cancel(kind)`` is asked (the thread hears it between the
+    job's pieces, or when a job queued behind another would start)."""
 
     began = Signal(object)  # Job: the newest of its kind has started on the thread
+    dropped = Signal(str)  # a kind's jobs cancelled from the GUI thread, now
     done = Signal(object)
     failed = Signal(object)
     progressed = Signal(object)
@@ -181,6 +187,7 @@ class Jobs(QObject):
         self._next_id += 1
         self._ids[kind] = self._next_id
         self._runner.supersede(kind, self._next_id)
+        self.dropped.emit(kind)
 
     def latest(self, kind: str) -> int:
         """The id of the newest job of ``kind`` (0: none yet)."""

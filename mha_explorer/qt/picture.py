@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QPoint, QPointF, QRectF
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QWidget
 
 ShapeKind = Literal["tensor", "map", "plot"]
 
@@ -31,6 +32,8 @@ class DrawnText:
     clip: QRectF  # the visible part of the view it is drawn in: the text must lie inside
     ground: QColor | None = None  # what is behind it when the view knows; else read from a grab
     role: str = ""  # what the words claim, where a check can hold them to it ("rows", "columns")
+    on: str = ""  # the shape it is drawn on by design (a block's own tag, a cell's number, a legend)
+    of: str = ""  # the shape whose axis it names, for ``role``; "" for the nearest map
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class DrawnShape:
     name: str
     kind: ShapeKind = "tensor"
     label_px: float = 0.0  # the type size of its own label (a tensor is never smaller than it)
+    axes: tuple[str, str] = ("", "")  # what its rows and its columns are ("query", "key", "feature")
 
 
 @runtime_checkable
@@ -51,3 +55,17 @@ class Pictured(Protocol):
     def drawn_texts(self) -> list[DrawnText]: ...
 
     def drawn_shapes(self) -> list[DrawnShape]: ...
+
+
+def seen_rect(widget: QWidget) -> QRectF:
+    """The part of ``widget`` in sight, in its window's coordinates: its own rect cut by each
+    of its parents' (a scroll area's viewport cuts what is scrolled away)."""
+    window = widget.window()
+    seen = QRectF(widget.rect()).translated(QPointF(widget.mapTo(window, QPoint(0, 0))))
+    parent = widget.parentWidget()
+    while parent is not None and parent is not window.parentWidget():
+        seen = seen.intersected(QRectF(parent.rect()).translated(QPointF(parent.mapTo(window, QPoint(0, 0)))))
+        if parent is window:
+            break
+        parent = parent.parentWidget()
+    return seen

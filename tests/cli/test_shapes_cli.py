@@ -17,6 +17,8 @@ import pytest
 from mha_explorer.cli import build_parser, main
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import PRESETS
+from mha_explorer.core.models import runtime
+from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.stages.catalog import STAGE_IDS
 
@@ -206,7 +208,7 @@ def test_mla_preset_json_keeps_the_keys_with_latent_numbers(capsys):
     # the checkpoint is stored in bf16: itemsize 2
     assert data["memory"]["kv_cache_per_token"] == (512 + 64) * 2  # (r_kv + d_r) · itemsize
     assert data["memory"]["kv_cache_per_sequence"] == (512 + 64) * 2 * 4
-    assert [r["variant"] for r in data["kv_compare"]] == ["MHA", "GQA", "MQA", "MLA", "window"]
+    assert [r["variant"] for r in data["kv_compare"]] == ["MHA", "GQA", "MQA", "MLA"]  # no window set
     mha = data["kv_compare"][0]
     # the model's own head widths, not D / H: keys of d_n + d_r = 128 + 64, values of d_v = 128
     assert mha["bytes_per_token"] == 16 * (192 + 128) * 2  # H · (d_qk + d_v) · itemsize
@@ -247,3 +249,23 @@ def test_list_presets_uses_the_latent_parameters_and_cache(capsys):
     # 7168·1536 + 1536 + 1536·128·192 + 7168·576 + 512 + 512·128·256 + 128·128·7168
     assert f"{11_010_048 + 1_536 + 37_748_736 + 4_128_768 + 512 + 16_777_216 + 117_440_512:,}" in v3
     assert "1,152 B per token" in v3  # (512 + 64) · 2 (bf16)
+
+
+def test_the_kv_table_names_a_window_only_when_the_config_has_one(capsys):
+    _, out, _ = shapes(capsys, "--d-model", "64", "--heads", "4", "--seq", "8")
+    table = out.split("KV cache by variant")[1]
+    assert "window" not in table and "W =" not in table
+    _, out, _ = shapes(capsys, "--d-model", "64", "--heads", "4", "--seq", "8", "--causal", "--window", "3")
+    row = next(line for line in out.split("KV cache by variant")[1].splitlines() if "window" in line)
+    assert "W = 3, as MHA" in row and "(current)" in row
+
+
+@pytest.mark.parametrize("key", sorted(MODELS))
+def test_whole_model_figures_count_the_trained_models_layers(capsys, key):
+    ok, why = runtime.is_available(MODELS[key])
+    if not ok:
+        pytest.skip(why)
+    data = shapes_json(capsys, "--weights", key, "--seq", "4")
+    assert data["layers"] == MODELS[key].layers
+    for row in data["kv_compare"]:
+        assert row["whole_model_bytes"] == row["bytes_per_batch"] * MODELS[key].layers

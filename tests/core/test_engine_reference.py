@@ -40,9 +40,14 @@ def hidden_mask(c: MHAConfig) -> torch.Tensor | None:
     return j > i + offset  # query i sees keys 0..i+offset
 
 
+def tensor(kept) -> torch.Tensor:
+    """A trace's array as a CPU tensor (a low-precision run keeps its tensors held, not numpy)."""
+    return torch.from_numpy(np.asarray(kept))
+
+
 def inputs(trace):
-    x = torch.from_numpy(trace.tensors["input"]["X"])
-    xkv = torch.from_numpy(trace.tensors["input"].get("X_kv", trace.tensors["input"]["X"]))
+    x = tensor(trace.tensors["input"]["X"])
+    xkv = tensor(trace.tensors["input"].get("X_kv", trace.tensors["input"]["X"]))
     return x, xkv
 
 
@@ -154,18 +159,18 @@ def test_low_precision_stages_match_fp32_on_the_same_inputs(dtype, heads, kv_hea
     np.testing.assert_allclose(t["project"]["V"], rnd(F.linear(xkv, w["W_V"], w.get("b_V"))), **tol)
 
     g = c.group_size
-    q = torch.from_numpy(t["transpose"]["Q"])
-    k = torch.from_numpy(t["transpose"]["K"]).repeat_interleave(g, 1)
-    v = torch.from_numpy(t["transpose"]["V"]).repeat_interleave(g, 1)
+    q = tensor(t["transpose"]["Q"])
+    k = tensor(t["transpose"]["K"]).repeat_interleave(g, 1)
+    v = tensor(t["transpose"]["V"]).repeat_interleave(g, 1)
     scores = (q @ k.transpose(-2, -1) / math.sqrt(c.d_k))
     if c.causal:
         scores = scores.masked_fill(hidden_mask(c), float("-inf"))
     np.testing.assert_allclose(t["scores"]["scores"], rnd(scores), **tol)
-    a = torch.from_numpy(t["scores"]["scores"]).softmax(-1)
+    a = tensor(t["scores"]["scores"]).softmax(-1)
     np.testing.assert_allclose(t["softmax"]["weights"], rnd(a), **tol)
-    ctx = torch.from_numpy(t["softmax"]["weights"]) @ v
+    ctx = tensor(t["softmax"]["weights"]) @ v
     np.testing.assert_allclose(t["weighted_sum"]["context"], rnd(ctx), **tol)
-    y = F.linear(torch.from_numpy(t["merge"]["merged"]), w["W_O"], w.get("b_O"))
+    y = F.linear(tensor(t["merge"]["merged"]), w["W_O"], w.get("b_O"))
     np.testing.assert_allclose(trace.output, rnd(y), **tol)
 
     # and the whole chain against fp32 SDPA on the same rounded inputs and weights

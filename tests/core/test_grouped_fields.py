@@ -93,3 +93,45 @@ def test_the_command_line_offers_them(capsys):
     assert cli.main(["shapes", "--attention", "mla", "--head-dim", "64"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "head_dim" in err
+
+
+LLAMA_LIKE = MHAConfig(d_model=48, n_heads=6, n_kv_heads=2, input_norm=True, bias=False, positions="rope",
+                       rope_base=100_000, causal=True, seq=5, batch=2, device="cpu")
+
+
+def test_an_input_norm_alone_normalises_x_and_not_q_or_k():
+    """Llama-style: RMSNorm on the layer's input only; its scale the one extra parameter."""
+    plan = build_plan(LLAMA_LIKE)
+    assert "norm" in plan.stage_ids and "qk_norm" not in plan.stage_ids
+    trace = engine.run(LLAMA_LIKE, mode="full")
+    w = {k: torch.from_numpy(np.asarray(trace.weights[k])) for k in trace.weights}
+    assert set(w) == {"W_Q", "W_K", "W_V", "W_O", "norm"}
+    x = torch.from_numpy(trace.tensors["input"]["X"])  # [B, T, D]
+    B, T, H, Hkv, dk = 2, 5, 6, 2, 8
+    h = _rms(x, w["norm"])
+    np.testing.assert_allclose(trace.tensors["norm"]["X"], h.numpy(), atol=1e-6)
+    q = _rope((h @ w["W_Q"].T).view(B, T, H, dk).transpose(1, 2), 100_000)  # [B, H, T, d_k]
+    k = _rope((h @ w["W_K"].T).view(B, T, Hkv, dk).transpose(1, 2), 100_000)  # [B, Hkv, T, d_k]
+    v = (h @ w["W_V"].T).view(B, T, Hkv, dk).transpose(1, 2)
+    ctx = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)  # [B, H, T, d_k]
+    np.testing.assert_allclose(trace.output, (ctx.transpose(1, 2).reshape(B, T, H * dk) @ w["W_O"].T).numpy(),
+                               atol=1e-5, rtol=0)
+    assert plan.params.total == sum(np.asarray(trace.weights[k]).size for k in trace.weights)
+    assert plan.params.total == build_plan(LLAMA_LIKE.replace(input_norm=False)).params.total + 48
+
+
+def test_a_trained_models_norm_uses_its_own_epsilon():
+    from mha_explorer.core.models.catalog import MODELS
+
+    for model in MODELS.values():
+        cfg = MHAConfig(weights=model.key, **_shape_of(model))
+        assert cfg.norm_eps == (model.decoder.rms_eps if model.decoder else 1e-6)
+    smollm2 = MHAConfig(weights="smollm2-135m", **_shape_of(MODELS["smollm2-135m"]))
+    assert "eps 1e-5" in reference_code(smollm2)
+
+
+def _shape_of(model) -> dict:
+    from mha_explorer.core.config.rules import trained_fields
+
+    words = ["one", "two"]
+    return {**trained_fields(model, 1), "tokens": tuple(words), "seq": len(words), "device": "cpu"}

@@ -26,9 +26,8 @@ def test_llama_sized_rows_written_out():
     assert rows["MHA"].per_sequence == 16_384 * 8192 == 134_217_728
     assert rows["MHA"].per_batch == 134_217_728 * 4 == 536_870_912
     assert rows["MHA"].whole_model == 536_870_912 * 32 == 17_179_869_184  # 16 GiB
-    # no window set: a quarter of S, as GQA (the config's kind)
-    assert rows["window"].tokens == 8192 // 4 == 2048
-    assert rows["window"].per_sequence == 4_096 * 2048 == 8_388_608
+    # no window set: no window row (a made-up W would read as the config's own)
+    assert "window" not in rows
 
 
 def test_window_row_uses_the_configs_window_and_global_tokens():
@@ -40,7 +39,7 @@ def test_window_row_uses_the_configs_window_and_global_tokens():
 
 def test_gqa_row_picks_a_divisor_near_a_quarter_and_skips_prime_heads():
     assert [r.variant for r in kv_compare_rows(MHAConfig(d_model=64, n_heads=8))] == \
-        ["MHA", "GQA", "MQA", "MLA", "window"]
+        ["MHA", "GQA", "MQA", "MLA"]
     gqa = kv_compare_rows(MHAConfig(d_model=64, n_heads=8))[1]
     assert gqa.setting == "Hkv = 2" and gqa.per_token == 2 * 2 * 8 * 4
     assert "GQA" not in [r.variant for r in kv_compare_rows(MHAConfig(d_model=70, n_heads=7))]

@@ -46,6 +46,9 @@ EXPECTED = {
     # q_proj 640·(4·256) = 655,360; k_proj, v_proj 640·256 = 163,840 each; o_proj 1024·640 = 655,360;
     # input_layernorm 640; q_norm, k_norm 256 each (heads are 256 wide although D / H = 160)
     "gemma3-270m": 1_639_552,
+    # q_proj 576·576 = 331,776; k_proj, v_proj 576·(3·64) = 110,592 each; o_proj 576·576 = 331,776;
+    # input_layernorm 576 (no q/k norms)
+    "smollm2-135m": 885_312,
 }
 
 # (d_model, heads, kv heads, bias) as the published model configs have them
@@ -60,6 +63,7 @@ PUBLISHED = {
     "falcon-7b": (4544, 71, 1, False),  # multi_query: one K/V head of 64
     "deepseek-v2-lite": (2048, 16, 16, False), "deepseek-v3": (7168, 128, 128, False),
     "gemma3-270m": (640, 4, 1, False),  # head_dim 256
+    "smollm2-135m": (576, 9, 3, False),  # head_dim 64
 }
 
 # the published configs' MLA fields: (q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim)
@@ -77,6 +81,7 @@ PUBLISHED_LAYOUT = {
     "mistral-7b": (32, "rope", 4096), "falcon-7b": (32, "rope", None),
     "deepseek-v2-lite": (27, "rope", None), "deepseek-v3": (61, "rope", None),
     "gemma3-270m": (18, "rope", 512),  # its first layer is a local one: sliding_window 512
+    "smollm2-135m": (30, "rope", None),
 }
 
 
@@ -139,6 +144,10 @@ def checkpoint_modules(key: str) -> list[nn.Module]:
         return [_linear(D, H * width, False), _linear(D, Hkv * width, False), _linear(D, Hkv * width, False),
                 _linear(H * width, D, False), nn.RMSNorm(D, device="meta"), nn.RMSNorm(width, device="meta"),
                 nn.RMSNorm(width, device="meta")]
+    if key == "smollm2-135m":
+        # LlamaAttention's four projections without bias, and the layer's input_layernorm
+        return [_linear(D, D, False), _linear(D, kv, False), _linear(D, kv, False), _linear(D, D, False),
+                nn.RMSNorm(D, device="meta")]
     if key == "falcon-7b":
         # query_key_value fuses Q and the single K/V head: D -> D + 2·64; dense D -> D
         return [_linear(D, D + 2 * kv, False), _linear(D, D, False)]

@@ -152,8 +152,9 @@ def reference(trace) -> tuple[np.ndarray, np.ndarray]:
     projections, then F.scaled_dot_product_attention(enable_gqa=True), then W_O."""
     c = trace.config
     w = {k: torch.from_numpy(v) for k, v in trace.weights.items()}
-    x = torch.from_numpy(trace.tensors["input"]["X"])  # [nb, T, D]
-    xkv = torch.from_numpy(trace.tensors["input"].get("X_kv", trace.tensors["input"]["X"]))
+    # np.asarray: a low-precision run keeps its tensors held, read as numpy
+    x = torch.from_numpy(np.asarray(trace.tensors["input"]["X"]))  # [nb, T, D]
+    xkv = torch.from_numpy(np.asarray(trace.tensors["input"].get("X_kv", trace.tensors["input"]["X"])))
     nb, T, S, H, Hkv, dk = x.shape[0], c.T, c.S, c.H, c.Hkv, c.d_k
     q = F.linear(x, w["W_Q"], w.get("b_Q")).view(nb, T, H, dk).transpose(1, 2)  # [nb, H, T, d_k]
     k = F.linear(xkv, w["W_K"], w.get("b_K")).view(nb, S, Hkv, dk).transpose(1, 2)  # [nb, Hkv, S, d_k]

@@ -79,7 +79,7 @@ def probe(screen, folder: Path) -> dict:
         "bits_readable": all(bits_on_map(c) or "bits" in c.title.toolTip() for c in cells),
         "smallest_px": min(window.stage_view.explanation.fontInfo().pixelSize(),
                            window.stage_view.title.fontInfo().pixelSize(),
-                           window.heatmaps.focus_words.fontInfo().pixelSize(),
+                           window.heatmaps.axis_words.fontInfo().pixelSize(),
                            window.stage_view.diagram.smallest_text_points() * 96 / 72),
     }
     window.set_presentation(False)

@@ -4,8 +4,11 @@ that process fails, a cancel stops it, and it never outlives the window."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import pickletools
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,6 +99,69 @@ def test_a_first_trace_too_large_for_the_pipe_is_computed_by_the_window(early, m
     run = FirstRunEarly(early, lambda request, cancel, progress: asked.append(request) or "own")
     assert run(ComputeRequest(SMALL), _never, _quiet) == "own"
     assert asked and early._process.wait(timeout=WAIT_S) is not None
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux scheduling policies")
+def test_it_takes_only_spare_cpu_until_the_window_asks(early):
+    """While the window starts, the early process's torch import takes only CPU time nothing
+    else wants: on two busy cores it delayed the window by about 0.4 s. Once the window asks
+    for its trace it runs as any process does (where the system lets it change back)."""
+    assert os.sched_getscheduler(early.pid) == os.SCHED_IDLE
+    policies: list[int] = []
+
+    def progress(_fraction, words=""):
+        if not policies:  # its first message comes after it read the request
+            policies.append(os.sched_getscheduler(early.pid))
+
+    early.run(ComputeRequest(SMALL), _never, progress)
+    if os.geteuid() == 0 or _may_leave_idle():
+        assert policies == [os.SCHED_OTHER]
+
+
+def _may_leave_idle() -> bool:
+    """Whether this user may turn a process of theirs from SCHED_IDLE back to the ordinary
+    policy (RLIMIT_NICE allows it, or privilege)."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20
+
+
+def _reading_stdin(pid: int) -> bool:
+    """Blocked in read(0, ...): waiting for GO, or for the request."""
+    return Path(f"/proc/{pid}/syscall").read_text().split()[:2] == ["0", "0x0"]
+
+
+def _loaded_torch(pid: int) -> bool:
+    return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def _wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"the early process never got to {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="reads Linux's /proc")
+def test_on_two_cores_torch_loads_once_the_window_is_shown(monkeypatch):
+    """Begun at launch, the child's torch import slowed the window's own imports by a quarter
+    on two cores; it waits for GO, which the window sends once it is shown. With cores to
+    spare it begins at launch."""
+    monkeypatch.setattr(early_engine, "usable_cores", lambda: 2)
+    engine = EarlyEngine.start()
+    try:
+        _wait_for(lambda: _reading_stdin(engine.pid), "wait for GO")
+        assert not _loaded_torch(engine.pid)
+        engine.go()
+        _wait_for(lambda: _loaded_torch(engine.pid) and _reading_stdin(engine.pid), "load torch")
+    finally:
+        engine.close()
+    monkeypatch.setattr(early_engine, "usable_cores", lambda: early_engine.GO_AT_LAUNCH_CORES)
+    engine = EarlyEngine.start()
+    try:
+        _wait_for(lambda: _loaded_torch(engine.pid), "load torch without GO")
+    finally:
+        engine.close()
 
 
 def test_one_core_starts_no_early_process(monkeypatch):

@@ -52,7 +52,7 @@ def test_a_long_sequence_draws_exact_picked_rows_and_says_which(long_views, sett
     assert not panel.every_row.isVisible() and not view.every_row.isVisible()  # up to softmax
     # on a projector the large map's axis words say so too (the caption gives way there)
     panel.set_presenting(True)
-    assert panel.focus_words.text().startswith("rows: 512 of 1,024 queries, spread evenly, each exact")
+    assert panel.axis_words.text().startswith("rows: 512 of 1,024 queries, spread evenly, each exact")
 
 
 def test_a_stage_after_the_softmax_says_its_cost_and_computes_every_row(long_views, qtbot):

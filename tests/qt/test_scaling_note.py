@@ -10,6 +10,7 @@ import pytest
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.display import scaling
+from mha_explorer.core.display.scaling import score_width
 from mha_explorer.qt.jobs import JobKind
 
 NUMBERS = scaling._scaling_numbers  # the computation itself, before any test wraps it
@@ -32,7 +33,7 @@ def computing_threads(monkeypatch):
 def _sentence(trace, batch_index: int) -> str:
     """What the header said before: the numbers of the shown batch element's scores."""
     scores = trace.tensors["scores"]["scores"][trace.batch_slot(batch_index)]  # [H, rows, S]
-    return NUMBERS(scores, trace.config.d_k).sentence()
+    return NUMBERS(scores, score_width(trace.config)).sentence()
 
 
 def _said(view) -> str:

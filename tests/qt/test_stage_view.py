@@ -14,7 +14,7 @@ from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.stages.catalog import STAGE_IDS
 from mha_explorer.core.text.reference_code import stage_lines
 from mha_explorer.qt.controller import Controller
-from mha_explorer.qt.stage.diagram_items import ChipItem, NoteItem, TextItem
+from mha_explorer.qt.stage.diagram_items import ChipItem, GapItem, NoteItem, TextItem
 from mha_explorer.qt.stage.diagram_motion import duration_for
 from mha_explorer.qt.stage.diagram_style import dim_label, shape_text
 from mha_explorer.qt.stage.stage_view import StageView
@@ -107,7 +107,8 @@ def test_many_heads_are_summarised_not_drawn_as_slivers(qtbot, unstarted):
         keys = view.diagram.items_by_key()
         heads = [k for k in keys if k.startswith(("Q.h", "C.h", "M.h")) and k[3:].isdigit()]
         assert 0 < len(heads) <= 8, (stage_id, heads)
-        assert any("…" in t for t in view.diagram.label_texts()), stage_id
+        # the heads not drawn are a dotted gap: a "… 96" written there sat on the tensor
+        assert any(isinstance(item, GapItem) for item in keys.values()), stage_id
         assert "H=96" in view.diagram.label_texts()
     ctrl.set_stage("project")
     labels = view.diagram.label_texts()
@@ -202,7 +203,9 @@ def test_grids_show_values_only_from_a_trace_of_this_config(qtbot, controller, s
     with qtbot.waitSignal(controller.config_changed):
         controller.update(seq=5)  # the old trace no longer fits: draw the outline only
     settle(controller)
-    assert not view.diagram.items_by_key()["grid"].has_values()
+    # the new trace may already be in (a fast machine): the grid's values are its, or none
+    fresh = controller.trace is not None and controller.trace.config == controller.config
+    assert view.diagram.items_by_key()["grid"].has_values() == fresh
     qtbot.waitUntil(lambda: view.diagram.items_by_key()["grid"].has_values(), timeout=60_000)
 
 

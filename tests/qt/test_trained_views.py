@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
+from mha_explorer.core.display.pattern_columns import pattern_columns
+from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.layer_grid import LayerGrid
 from mha_explorer.qt.trained.patterns_table import PatternsTable
@@ -77,6 +79,7 @@ def _scores(prev: list[float]) -> list[dict[str, float]]:
 def test_pattern_table_sorts_heads_by_a_score(qtbot):
     table = PatternsTable()
     qtbot.addWidget(table)
+    table.set_columns(pattern_columns(MODELS["minilm-l6"]))
     table.set_scores(1, _scores([0.1, 0.3, 0.99, 0.2]))
     assert table.heads_in_order() == [0, 1, 2, 3]
     table.sort_by("previous_token")

@@ -10,7 +10,8 @@ import pytest
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.presets import get_preset
 from mha_explorer.core.plan.build import build_plan
-from mha_explorer.qt.panels.kv_compare import KVCompareTable, layers_for, text_bar
+from mha_explorer.core.plan.kv_cache import model_layers
+from mha_explorer.qt.panels.kv_compare import KVCompareTable, text_bar
 from mha_explorer.qt.panels.variant_fields import ATTENTION_KINDS, VariantFields
 from mha_explorer.qt.stage.generic_stage import GenericStageView, is_generic, stage_blocks
 from mha_explorer.qt.stage.rope_plot import RopePlot
@@ -72,7 +73,7 @@ def test_kv_table_rows_are_the_arithmetic(qtbot, make_controller):
     c = make_controller(cfg, wait=False)
     table = KVCompareTable(c)
     qtbot.addWidget(table)
-    assert table.layers == 32 == layers_for(cfg)
+    assert table.layers == 32 == model_layers(cfg)
     rows = {r.variant: r for r in table.rows}
     assert rows["MHA"].per_token == 2 * 32 * 128 * 2  # 2 · H · d_k · bfloat16
     assert rows["MLA"].per_token == (4 * 128 + 64) * 2  # (r_kv = 4·d_k, d_r = d_k/2) · 2 B

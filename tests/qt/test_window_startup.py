@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -193,6 +194,7 @@ report = {}
 def state():
     return {"behind tabs, not built": sorted(set(BEHIND_TABS) & set(window.shell.waiting())),
             "loaded": sorted(m for m in MODULES if m in sys.modules),
+            "models asked": window.controller.jobs.latest("models") > 0,
             "panels": sorted(window.docks[k].widget().objectName() for k in BEHIND_TABS)}
 
 class FirstPaint(QObject):
@@ -217,8 +219,9 @@ window.controller.shutdown()
 
 def test_the_panels_behind_tabs_are_built_after_the_first_paint(tmp_path):
     """Parameters, Layers and Generation start behind other tabs: the first frame does not
-    wait for them (nor for the install records the weights choice reads, nor for the free
-    memory the status line shows), and they are ready moments later, without being asked for."""
+    wait for them (nor for the install records the weights choice has read, on the jobs thread,
+    nor for the free memory the status line shows), and they are ready moments later, without
+    being asked for."""
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     out = subprocess.run([sys.executable, "-c", BEHIND_TABS], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=path, HOME=str(tmp_path)), cwd=tmp_path,
@@ -229,5 +232,63 @@ def test_the_panels_behind_tabs_are_built_after_the_first_paint(tmp_path):
     assert report["painted"]["loaded"] == []
     assert report["after"]["behind tabs, not built"] == []
     assert report["after"]["panels"] == ["generation_panel", "layers_panel", "parameters_scroll"]
-    assert "importlib.metadata" in report["after"]["loaded"]  # the weights choice has looked
+    assert not report["painted"]["models asked"]
+    assert report["after"]["models asked"]  # the weights choice has asked its jobs thread to look
     assert "psutil" in report["after"]["loaded"]  # and the memory line has read the free memory
+
+
+# a launch through run_app, as the command makes it: at the window's first paint, has the
+# computation begun (its thread started, torch or the heads' modules imported)?
+RUN_APP = r"""
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+import mha_explorer.qt.shell.app as app_module
+from mha_explorer.core.config import MHAConfig
+from mha_explorer.qt.shell.settings import Preferences
+
+report = {}
+build_window = app_module.build_window
+
+class Spy(QObject):
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and "at the first paint" not in report:
+            report["at the first paint"] = {
+                "computing": self.window.controller.is_running(),
+                "loaded": sorted(m for m in ("torch", "numpy", "pyqtgraph") if m in sys.modules)}
+        return False
+
+def built(*args, **kwargs):
+    window = build_window(*args, **kwargs)
+    window.installEventFilter(Spy(window))
+    def done(_trace):
+        report["traced"] = True
+        QTimer.singleShot(0, window.close)
+    window.controller.trace_ready.connect(done)
+    return window
+
+app_module.build_window = built
+code = app_module.run_app(MHAConfig(d_model=64, n_heads=4, batch=2, seq=6, device="cpu"),
+                          Preferences(sys.argv[1]))
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs Xvfb: offscreen paints at show()")
+def test_the_computation_begins_after_the_first_frame(tmp_path):
+    """The compute thread (torch's import, or the early engine's answer and the heads'
+    modules beside it) holds the interpreter lock for long stretches: started before the
+    window's first frame, it held that frame up for a large part of a second on two cores.
+    On a real X screen the frame waits for the server's answer to the mapping, so this runs
+    on one (offscreen paints inside show(), before any timer could run)."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    command = ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-c", RUN_APP,
+               str(tmp_path / "settings.ini")]
+    out = subprocess.run(command, capture_output=True, text=True, env=dict(env, PYTHONPATH=path),
+                         cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report == {"at the first paint": {"computing": False, "loaded": []}, "traced": True}

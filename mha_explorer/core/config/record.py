@@ -16,8 +16,10 @@ from mha_explorer.core.fixes import divisors, nearest
 from mha_explorer.core.fixes import join_words as _join
 from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.specs.masks import MaskSpec
+from mha_explorer.core.specs.norms import RMS_EPS
 from mha_explorer.core.specs.positions import POSITION_KINDS, ROPE_BASE, PositionsSpec
 from mha_explorer.core.specs.weights import LAB, RANDOM, WeightsSpec
+from mha_explorer.core.system.typed_input import TypedInputError, utf8_text
 from mha_explorer.core.variants.registry import FAMILIES, kind_of, variant_fields
 
 WEIGHT_SOURCES = (RANDOM, *MODELS, LAB)  # random, every trained model, a Lab run
@@ -92,6 +94,7 @@ class MHAConfig:
     # the grouped family's own fields (core/variants/grouped): None / off by default
     head_dim: int | None = None  # None: d_k = D / H
     norms: bool = False  # RMSNorm on the layer's input and on each head's q and k
+    input_norm: bool = False  # RMSNorm on the layer's input alone (norms covers it too)
     # the latent family's switch and sizes (core/variants/latent); None: derived from d_k
     mla: bool = False
     kv_lora_rank: int | None = None
@@ -137,6 +140,18 @@ class MHAConfig:
     def group_size(self) -> int:
         """Query heads per key/value head."""
         return self.H // self.Hkv
+
+    @property
+    def normed_input(self) -> bool:
+        """Whether the layer's input is RMS-normalised before the projections."""
+        return self.norms or self.input_norm
+
+    @property
+    def norm_eps(self) -> float:
+        """The RMSNorms' epsilon: the trained model's own, else the usual 1e-6."""
+        model = MODELS.get(self.weights)
+        eps = model.norm_eps if model is not None else None
+        return RMS_EPS if eps is None else eps
 
     @property
     def is_cross(self) -> bool:
@@ -327,6 +342,10 @@ def _check(cfg: MHAConfig) -> None:
     if cfg.tokens is not None:
         if not isinstance(cfg.tokens, tuple) or not all(isinstance(t, str) and t for t in cfg.tokens):
             raise ConfigError("tokens", "tokens must be a tuple of non-empty words")
+        try:  # words that are not UTF-8 (a settings file's "\udcff") have no reading
+            utf8_text(" ".join(cfg.tokens), "the sentence")
+        except TypedInputError as exc:
+            raise ConfigError("tokens", str(exc)) from None
         if len(cfg.tokens) != cfg.seq:
             raise ConfigError(
                 "tokens", f"the sentence has {len(cfg.tokens)} words but the sequence length "

@@ -52,6 +52,8 @@ def trained_fields(model: ModelDescription, layer: int) -> dict[str, Any]:
         **{name: value for family in FAMILIES for name, value in family.leave().items()},
         "head_dim": None if model.head_dim * model.heads == model.d_model else model.head_dim,
         "norms": model.qk_norm,
+        # a decoder normalises each layer's input before attention (its q and k too with norms)
+        "input_norm": model.decoder is not None,
     }
 
 
@@ -87,6 +89,8 @@ def _reason(model: ModelDescription, field: str, layer: int) -> str:
         "head_dim": f"{name}'s heads are {model.head_dim} wide",
         "norms": (f"{name} normalises its input and each head's q and k" if model.qk_norm else
                   f"{name} has no RMSNorm on q and k"),
+        "input_norm": (f"{name} normalises each layer's input (RMSNorm)" if model.decoder is not None else
+                       f"{name}'s layer input is already normalised (LayerNorm after the layer before)"),
     }.get(field, f"{name} uses {FAMILIES[0].title}")
 
 

@@ -36,6 +36,14 @@ GROUP_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#AA3377", "#66CCEE"
 # centred on 0 by symmetric levels.
 WEIGHTS_COLORMAP = "viridis"
 DIVERGING_COLORMAP = "CET-CBD1"
+# what each colour map's ends look like, for words that say what the colours do
+COLORMAP_ENDS = {WEIGHTS_COLORMAP: ("dark purple", "yellow"), DIVERGING_COLORMAP: ("blue", "yellow")}
+
+
+def scale_words(colormap: str, low: float, high: float) -> str:
+    """'dark purple 0 → yellow 0.43': which colour stands for which value."""
+    dark, bright = COLORMAP_ENDS[colormap]
+    return f"{dark} {low:.2g} → {bright} {high:.2g}"
 
 
 def dim_color(dim: str) -> str:

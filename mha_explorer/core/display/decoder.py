@@ -9,8 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import model_named
+from mha_explorer.core.plan.memory import default_budget
+from mha_explorer.core.system.typed_input import TypedInputError, utf8_text
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,15 @@ def generate(model_key: str, text: str, steps: int, layer: int, *, cancel: Calla
              progress: Callable[[float, str], None]) -> DecoderGeneration:
     """Greedy generation of ``steps`` tokens after ``text``, keeping layer ``layer``'s rows;
     ``progress(fraction, words)`` says how far it is and what it does (a status line)."""
+    try:
+        utf8_text(text, "the prompt")
+    except TypedInputError as exc:
+        raise ConfigError("tokens", str(exc)) from None
     model = model_named(model_key)
     report = runtime.part(model, "report").decode_report(
         text, steps, layer, progress=lambda f, text="": progress(0.3 * f, text), cancel=cancel,
-        on_step=lambda s: progress(0.3 + 0.7 * s.step / steps, f"writing token {s.step} of {steps}…"))
+        on_step=lambda s: progress(0.3 + 0.7 * s.step / steps, f"writing token {s.step} of {steps}…"),
+        budget=default_budget())
     found = tuple(DecoderStep(
         s["step"], s["token_id"], s["text"], tuple(s["cache_tokens"]), tuple(s["cache_bytes"]),
         s["model_cache_bytes"], s["seconds"], np.asarray(s["attention"]["key_positions"]),

@@ -60,6 +60,9 @@ def scores_positions(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def weights_positions(weights: np.ndarray) -> np.ndarray:
-    """Each weight's place on the weights map: 0 at 0, 1 at this head's largest weight."""
-    top = float(weights.max()) if weights.size else 1.0
-    return weights / max(top, 1e-12)
+    """Each weight's place on the weights map: the weight itself, 0 to 1, as the heads panel
+    and its colour bar draw it (stretched to each head's largest, a 0.45 was drawn in the
+    colour the bar beside it gives 1)."""
+    import numpy as np
+
+    return np.clip(weights, 0.0, 1.0)

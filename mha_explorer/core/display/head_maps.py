@@ -42,10 +42,10 @@ class StageMaps:
     levels: tuple[float, float]
     colormap: str
     value_name: str  # what a cell holds: "score", "weight", "Q", ...
-    row_kind: str  # "query" / "key" / "token"
+    row_kind: str  # ROW_WORDS: "query" / "key" / "token"
     row_labels: tuple[str, ...]  # one per shown row
     row_start: int  # absolute position of the first shown row
-    col_kind: str  # "key" or "dim"
+    col_kind: str  # COLUMN_WORDS: "key", "feature", "head_dim" or "width"
     col_labels: tuple[str, ...]  # tokens for key columns; empty for feature dims
     caption: str
     column_lines: tuple[float, ...] = ()  # head boundaries, in column units
@@ -53,6 +53,19 @@ class StageMaps:
     masked: bool = False  # some cells are masked (NaN): draw the hatch behind them
     empty_reason: str = ""  # set when the trace holds nothing to draw here
     row_positions: tuple[int, ...] = ()  # rows spread over a sequence: each map row's query
+    col_size: str = ""  # the columns' dim and count, for the axis words: "D = 512"
+    clipped: bool = False  # values past the levels, drawn in the end colours (SignedScale)
+    total_rows: int = 0  # the sequence's rows, when the map's rows are picked out of them
+
+    @property
+    def axes(self) -> MapAxes:
+        return MapAxes(self.row_kind, self.col_kind, self.col_size, len(self.row_positions),
+                       self.total_rows)
+
+    @property
+    def bar_title(self) -> str:
+        """The colour bar's title: what a cell holds, and that outliers sit at its ends."""
+        return f"{self.value_name} (outliers clipped)" if self.clipped else self.value_name
 
     def position(self, row: int) -> int:
         """The sequence position of map row ``row`` (rows are positions unless picked)."""
@@ -79,6 +92,92 @@ class StageMaps:
             where += f", dim {col}"
         shown = "masked (−∞)" if np.isnan(value) else str(np.float32(value))
         return f"{cell.title} · {where} · {self.value_name} {shown}"
+
+
+# What a map's rows and columns are, by the kind each builder below gives them: the stage's
+# kind of maps (catalog.Maps) decides the columns, the tensor shown decides the rows.
+ROW_WORDS = {"query": "queries", "key": "keys", "token": "tokens"}
+COLUMN_WORDS = {
+    "key": "keys",  # Maps.ATTENTION: one column per key
+    "feature": "features",  # Maps.TOKENS: each row is a token's whole vector
+    "head_dim": "dims of one head",  # Maps.SPLIT, Maps.CONTEXT: a head's slice of the vector
+    "width": "each matrix's columns",  # Maps.STORED with matrices of several kinds
+}
+# the columns each kind of stage draws, where the stage (not the tensor) decides them
+STAGE_COLUMNS = {Maps.ATTENTION: "key", Maps.CONTEXT: "head_dim", Maps.SPLIT: "head_dim",
+                 Maps.TOKENS: "feature"}
+
+
+@dataclass(frozen=True)
+class MapAxes:
+    """What the rows and the columns of a set of maps are, and the words that say it."""
+
+    rows: str  # a key of ROW_WORDS
+    columns: str  # a key of COLUMN_WORDS
+    size: str = ""  # the columns' dim: "D = 512"
+    picked: int = 0  # rows picked out of the sequence (0: every row, or a window of them)
+    total: int = 0  # the sequence's rows, when picked
+
+    @property
+    def row_words(self) -> str:
+        words = ROW_WORDS[self.rows]
+        if self.picked and self.total > self.picked:
+            return f"{self.picked:,} of {self.total:,} {words}, spread evenly, each exact"
+        return words
+
+    @property
+    def column_words(self) -> str:
+        words = COLUMN_WORDS[self.columns]
+        return f"{words} ({self.size})" if self.size else words
+
+    def lines(self) -> tuple[str, str]:
+        """('rows: queries ↓', 'columns: keys →'), as the maps' axes are drawn:
+        row 0 at the top, column 0 at the left."""
+        return f"rows: {self.row_words} ↓", f"columns: {self.column_words} →"
+
+
+BULK_SPAN = 10.0  # signed maps: colours reach this many times the median |value| at least
+SCALE_SAMPLE = 1 << 18  # values the median is read from, at most (spread evenly)
+
+
+@dataclass(frozen=True)
+class SignedScale:
+    """Levels centred on 0 for signed values: the largest |value|, or, where a few values
+    lie far past the rest (the outlier dimensions of a trained model's residual stream), ten
+    times the median |value|, so that the rest are not all drawn in the middle colour. Random
+    normal values never reach ten times their median (that is 6.7 standard deviations)."""
+
+    levels: tuple[float, float]
+    peak: float  # the largest finite |value|
+    past: float = 0.0  # the share of the values past the levels (read from a sample)
+
+    @property
+    def clipped(self) -> bool:
+        return self.levels[1] < self.peak
+
+    def words(self, name: str) -> str:
+        """The caption's words for the colours: 'colour centred on 0, ±3.68' or the clip."""
+        high = self.levels[1]
+        if not self.clipped:
+            return f"colour centred on 0, ±{high:.3g}"
+        share = f"{self.past:.1%} of the values" if self.past >= 0.001 else "a few values"
+        return (f"colour centred on 0, clipped at ±{high:.3g} ({BULK_SPAN:g} × the median |{name}|); "
+                f"{share} lie past it, up to ±{self.peak:.3g}")
+
+
+def signed_scale(arrays) -> SignedScale:
+    """The colour scale of signed maps (see SignedScale); NaN (masked) cells left out."""
+    arrays = [a for a in arrays if a.size]
+    _, peak = symmetric_levels(arrays)
+    total = sum(a.size for a in arrays)
+    stride = max(1, total // SCALE_SAMPLE)
+    sample = np.concatenate([np.abs(a.reshape(-1)[::stride]) for a in arrays]) if arrays else \
+        np.zeros(0, np.float32)
+    sample = sample[np.isfinite(sample)]
+    bulk = BULK_SPAN * float(np.median(sample)) if sample.size else 0.0
+    if 0 < bulk < peak:
+        return SignedScale((-bulk, bulk), peak, float(np.mean(sample > bulk)))
+    return SignedScale((-peak, peak), peak)
 
 
 def symmetric_levels(arrays) -> tuple[float, float]:
@@ -175,8 +274,13 @@ class _Pick:
     def base(self, **overrides) -> dict:
         return {"stage": self.stage, "row_start": 0, "d_k": self.cfg.d_k, **overrides}
 
-    def q_heads(self, arrays, value_name, levels, colormap, col_kind, col_labels, caption, rows,
-                footers=None, masked=False, row_ids=None) -> StageMaps:
+    @property
+    def columns(self) -> str:
+        """What this stage's maps have as columns, from the stage's kind of maps."""
+        return STAGE_COLUMNS.get(STAGES[StageId(self.stage)].maps, "width")
+
+    def q_heads(self, arrays, value_name, levels, colormap, col_labels, caption, rows,
+                footers=None, masked=False, row_ids=None, **extra) -> StageMaps:
         """One map per query head, each tagged with the key/value head it reads."""
         cfg = self.cfg
         shared_kv = cfg.Hkv != cfg.H
@@ -190,12 +294,13 @@ class _Pick:
         labels = tokens[r0:r1] if row_ids is None else tuple(tokens[i] for i in row_ids)
         return StageMaps(maps=maps, levels=levels, colormap=colormap, value_name=value_name,
                          row_kind="query", row_labels=labels,
-                         col_kind=col_kind, col_labels=col_labels, caption=caption,
-                         masked=masked, row_positions=tuple(row_ids or ()), **self.base(row_start=r0))
+                         col_kind=self.columns, col_labels=col_labels, caption=caption,
+                         masked=masked, row_positions=tuple(row_ids or ()),
+                         total_rows=self.cfg.T if row_ids else 0, **self.base(row_start=r0), **extra)
 
     def empty(self, reason: str) -> StageMaps:
         return StageMaps(maps=(), levels=(0.0, 1.0), colormap=WEIGHTS_COLORMAP, value_name="",
-                         row_kind="query", row_labels=(), col_kind="dim",
+                         row_kind="query", row_labels=(), col_kind=self.columns,
                          col_labels=(), caption=reason, empty_reason=reason, **self.base())
 
 
@@ -249,13 +354,12 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     if stage == StageId.scores:
         arrays = [_image(np.where(np.isneginf(block[h]), np.float32(np.nan), block[h]))
                   for h in range(H)]
-        levels = symmetric_levels(arrays)
+        scale = signed_scale(arrays)
         masked = " · hatched: masked (−∞)" if cfg.causal else ""
-        caption = (f"scores Q·Kᵀ/√d_k per head (rows: queries, columns: keys), {pick.note}, "
-                   f"{rows_note} · colour centred on 0, "
-                   f"±{levels[1]:.3g}{masked}")
-        return pick.q_heads(arrays, "score", levels, DIVERGING_COLORMAP, "key", tkv, caption,
-                            (r0, r1), masked=cfg.causal, row_ids=ids)
+        caption = (f"scores Q·Kᵀ/√d_k per head, {pick.note}, "
+                   f"{rows_note} · {scale.words('score')}{masked}")
+        return pick.q_heads(arrays, "score", scale.levels, DIVERGING_COLORMAP, tkv, caption,
+                            (r0, r1), masked=cfg.causal, row_ids=ids, clipped=scale.clipped)
     arrays = [_image(block[h]) for h in range(H)]
     bits = head_entropies(trace, pick.batch) if entropies is None else entropies
     footers = [f"entropy {e:.2f} bits" for e in bits]
@@ -271,10 +375,10 @@ def _attention_maps(pick: _Pick, entropies: tuple[float, ...] | None,
     elif 0.0 < top < FAINT_WEIGHT:  # over many keys every weight is tiny: the maps look empty
         scale += (f" (the largest weight shown is {top:.2g}, too faint to see on that scale: "
                   "stretch colours shows the pattern)")
-    caption = (f"attention weights softmax(scores) per head (rows: queries, columns: keys), "
+    caption = (f"attention weights softmax(scores) per head, "
                f"{pick.note}, {rows_note} · colour {scale} · entropy in bits, mean over the "
                f"shown rows (uniform over {S:,} keys: {np.log2(S):.2f} bits)")
-    return pick.q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, "key", tkv, caption,
+    return pick.q_heads(arrays, "weight", levels, WEIGHTS_COLORMAP, tkv, caption,
                         (r0, r1), footers, row_ids=ids)
 
 
@@ -288,11 +392,12 @@ def _context_maps(pick: _Pick) -> StageMaps:
         return pick.empty(_NOT_COMPUTED)
     ctx = pick.stored["context"][pick.slot]  # [H, T, d_k]
     arrays = [_image(ctx[h]) for h in range(cfg.H)]
-    levels = symmetric_levels(arrays)
-    caption = (f"context = A·V per head (T × d_k = {cfg.T:,} × {cfg.d_k}), {pick.note} · colour "
-               f"centred on 0, ±{levels[1]:.3g}")
-    return pick.q_heads(arrays, "context", levels, DIVERGING_COLORMAP, "dim", (), caption,
-                        (0, cfg.T))
+    scale = signed_scale(arrays)
+    caption = (f"context = A·V per head (T × d_k = {cfg.T:,} × {cfg.d_k}), {pick.note} · "
+               f"{scale.words('context')}")
+    return pick.q_heads(arrays, "context", scale.levels, DIVERGING_COLORMAP, (), caption,
+                        (0, cfg.T), clipped=scale.clipped,
+                        col_size=width_words(cfg, ctx.shape[-1], per_head=True))
 
 
 def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
@@ -302,13 +407,15 @@ def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
     src = pick.stored[tensor][pick.slot]  # view: [T|S, H|Hkv, d_k]; transpose: [H|Hkv, T|S, d_k]
     heads = src.shape[1] if stage == StageId.view else src.shape[0]
     arrays = [_image(src[:, h] if stage == StageId.view else src[h]) for h in range(heads)]
-    levels = symmetric_levels(arrays)
+    scale = signed_scale(arrays)
+    levels, size = scale.levels, width_words(cfg, src.shape[-1], per_head=True)
     how = ("view: the same numbers read as heads, no copy" if stage == StageId.view
            else "transpose: heads moved in front, strides swapped, no copy")
     if tensor == "Q":
-        caption = (f"Q per head (T × d_k = {T:,} × {dk}), {pick.note} · {how} · colour "
-                   f"centred on 0, ±{levels[1]:.3g}")
-        return pick.q_heads(arrays, "Q", levels, DIVERGING_COLORMAP, "dim", (), caption, (0, T))
+        caption = (f"Q per head (T × d_k = {T:,} × {dk}), {pick.note} · {how} · "
+                   f"{scale.words('Q')}")
+        return pick.q_heads(arrays, "Q", levels, DIVERGING_COLORMAP, (), caption, (0, T),
+                            clipped=scale.clipped, col_size=size)
     readers = cfg.group_size
     shared_kv = cfg.Hkv != cfg.H
     maps = tuple(
@@ -317,10 +424,21 @@ def _split_maps(pick: _Pick, tensor: str) -> StageMaps:
                         if readers > 1 else ""))
         for g in range(heads))
     caption = (f"{tensor} per key/value head (S × d_k = {S:,} × {dk}), {pick.note} · {how} · "
-               f"colour centred on 0, ±{levels[1]:.3g}")
+               f"{scale.words(tensor)}")
     return StageMaps(maps=maps, levels=levels, colormap=DIVERGING_COLORMAP, value_name=tensor,
-                     row_kind="key", row_labels=tuple(pick.trace.tokens_kv), col_kind="dim",
-                     col_labels=(), caption=caption, **pick.base())
+                     row_kind="key", row_labels=tuple(pick.trace.tokens_kv), col_kind=pick.columns,
+                     col_labels=(), caption=caption, clipped=scale.clipped, col_size=size,
+                     **pick.base())
+
+
+def width_words(cfg, width: int, per_head: bool = False) -> str:
+    """A map's column count as the config names it: 'D = 512', 'H·d_k = 1,024' (a model whose
+    heads are not D / H wide), 'Hkv·d_k = 128', 'd_k = 64' (first, for a head's own columns)."""
+    names = (("D", cfg.d_model), ("H·d_k", cfg.H * cfg.d_k), ("Hkv·d_k", cfg.kv_dim), ("d_k", cfg.d_k))
+    for name, size in (names[-1:] + names[:-1]) if per_head else names:
+        if width == size:
+            return f"{name} = {size:,}"
+    return f"{width:,}"
 
 
 def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
@@ -328,36 +446,37 @@ def _matrix_maps(pick: _Pick, tensor: str) -> StageMaps:
     cfg, stage = pick.cfg, pick.stage
     T, dk = cfg.T, cfg.d_k
     tq, tkv = tuple(pick.trace.tokens_q), tuple(pick.trace.tokens_kv)
-    if stage == StageId.input:
-        name, rows_kind, labels, lines = "X", "token", tq, ()
-        what = f"X, the token vectors (T × D = {T:,} × {cfg.d_model})"
-    elif stage == StageId.project:
-        name = tensor
-        rows_kind, labels = ("query", tq) if tensor == "Q" else ("key", tkv)
-        width = cfg.d_model if tensor == "Q" else cfg.kv_dim
-        lines = tuple(float(c) - 0.5 for c in range(dk, width, dk))
-        src = "X_kv" if cfg.is_cross and tensor != "Q" else "X"
-        plus_b = f" + b_{tensor}" if cfg.bias else ""
-        what = (f"{tensor} = {src}·W_{tensor}ᵀ{plus_b} ({len(labels):,} × {width}); dashed "
-                f"lines: where view will cut it into heads of d_k = {dk}")
-    elif stage == StageId.merge:
-        name, rows_kind, labels = "merged", "query", tq
-        lines = tuple(float(c) - 0.5 for c in range(dk, cfg.d_model, dk))
-        what = (f"merged heads (T × D = {T:,} × {cfg.d_model}); dashed lines: head boundaries "
-                f"every d_k = {dk} columns")
-    else:  # output
-        name, rows_kind, labels, lines = "Y", "query", tq, ()
-        what = (f"Y = merged·W_Oᵀ (T × D = {T:,} × {cfg.d_model}); W_O mixes the heads, so "
-                "no column belongs to one head any more")
+    name = {StageId.input: "X", StageId.project: tensor, StageId.merge: "merged"}.get(stage, "Y")
     if name not in pick.stored:  # rows mode stops at the softmax
         return pick.empty(_NOT_COMPUTED)
     image = _image(pick.stored[name][pick.slot])
-    levels = symmetric_levels([image])
-    caption = f"{what}, {pick.note} · colour centred on 0, ±{levels[1]:.3g}"
-    return StageMaps(maps=(HeatMap(name, image),), levels=levels, colormap=DIVERGING_COLORMAP,
+    width = image.shape[1]  # D, or the heads side by side (H·d_k need not be D)
+    size = width_words(cfg, width)
+    heads = tuple(float(c) - 0.5 for c in range(dk, width, dk))  # where one head's columns end
+    if stage == StageId.input:
+        rows_kind, labels, lines = "token", tq, ()
+        what = f"X, the token vectors (T × D = {T:,} × {width:,})"
+    elif stage == StageId.project:
+        rows_kind, labels = ("query", tq) if tensor == "Q" else ("key", tkv)
+        lines = heads
+        src = "X_kv" if cfg.is_cross and tensor != "Q" else "X"
+        plus_b = f" + b_{tensor}" if cfg.bias else ""
+        what = (f"{tensor} = {src}·W_{tensor}ᵀ{plus_b} ({len(labels):,} × {width:,}); dashed "
+                f"lines: where view will cut it into heads of d_k = {dk}")
+    elif stage == StageId.merge:
+        rows_kind, labels, lines = "query", tq, heads
+        what = (f"merged heads ({len(tq):,} × {width:,}); dashed lines: head boundaries "
+                f"every d_k = {dk} columns")
+    else:  # output
+        rows_kind, labels, lines = "query", tq, ()
+        what = (f"Y = merged·W_Oᵀ ({len(tq):,} × {width:,}); W_O mixes the heads, so "
+                "no column belongs to one head any more")
+    scale = signed_scale([image])
+    caption = f"{what}, {pick.note} · {scale.words(name)}"
+    return StageMaps(maps=(HeatMap(name, image),), levels=scale.levels, colormap=DIVERGING_COLORMAP,
                      value_name=name, row_kind=rows_kind, row_labels=labels,
-                     col_kind="dim", col_labels=(), caption=caption, column_lines=lines,
-                     **pick.base())
+                     col_kind=pick.columns, col_labels=(), caption=caption, column_lines=lines,
+                     clipped=scale.clipped, col_size=size, **pick.base())
 
 
 def pattern_badges(maps: np.ndarray, tokens_kv) -> list[str]:

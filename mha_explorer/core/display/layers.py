@@ -4,6 +4,9 @@
 map's badge ("prev 0.98") and each head's pattern scores. ``layer_ablation`` switches off each
 head of one layer in turn. Both run on the worker thread and reach the model through its own
 package (models.runtime), so nothing here names a model.
+
+Each head's scores are the ones ``pattern_columns`` names for the model (an encoder's or a
+decoder's).
 """
 
 from __future__ import annotations
@@ -14,8 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from mha_explorer.core.models import patterns, runtime
+from mha_explorer.core.models import head_patterns, patterns, runtime
 from mha_explorer.core.models.catalog import model_named
+from mha_explorer.core.models.description import ModelDescription
+
+__all__ = ["AblationData", "LayersData", "all_layers", "head_scores", "layer_ablation", "layer_words"]
+
+
+def head_scores(model: ModelDescription, maps: np.ndarray, tokens: tuple[str, ...],
+                token_ids: tuple[int, ...] | None) -> list[dict[str, float | None]]:
+    """One dict per head of the scores ``pattern_columns(model)`` names, for one layer's maps
+    [H, T, S] (a decoder's induction needs the text's ids; None where nothing repeats)."""
+    if not model.causal:
+        return patterns.head_scores(maps, tokens)
+    table = head_patterns.pattern_scores(maps, list(token_ids or ()))
+    return [{name: None if values is None else float(values[h]) for name, values in table.items()}
+            for h in range(maps.shape[0])]
 
 
 @dataclass(frozen=True)
@@ -24,7 +41,7 @@ class LayersData:
     tokens: tuple[str, ...]
     maps: np.ndarray  # [layers, H, T, T] float32
     badges: list[list[str]]  # [layers][H], e.g. "prev 0.98"
-    scores: list[list[dict[str, float]]]  # [layers][H] pattern scores
+    scores: list[list[dict[str, float | None]]]  # [layers][H] the scores pattern_columns names
 
 
 @dataclass(frozen=True)
@@ -40,15 +57,17 @@ def all_layers(model_key: str, pieces: tuple[str, ...], *, cancel: Callable[[], 
     """Every layer's maps, badges and pattern scores for ``pieces``; Cancelled (between the
     model's layers, and while a decoder's copy is converted or loaded) when ``cancel`` says so.
     ``progress(fraction, words)`` hears of each layer read ("reading layer 3 of 18…")."""
-    report = runtime.part(model_named(model_key), "report")
+    model = model_named(model_key)
+    report = runtime.part(model, "report")
 
     def each_layer(done: int, of: int) -> None:
         if progress is not None:
             progress(done / of, layer_words(done, of))
 
     found = report.pieces_maps(tuple(pieces), cancel, each_layer)
+    ids = getattr(found, "token_ids", None)  # a decoder's text as ids, for its induction score
     return LayersData(model_key, tuple(found.tokens), found.maps, report.grid_badges(found),
-                      [patterns.head_scores(layer_maps, found.tokens) for layer_maps in found.maps])
+                      [head_scores(model, layer_maps, tuple(found.tokens), ids) for layer_maps in found.maps])
 
 
 def layer_words(layer: int, of: int) -> str:

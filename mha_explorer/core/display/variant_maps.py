@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP
-from mha_explorer.core.display.head_maps import HeatMap, StageMaps, build_stage_maps, symmetric_levels
+from mha_explorer.core.display.head_maps import (
+    HeatMap,
+    StageMaps,
+    build_stage_maps,
+    signed_scale,
+    width_words,
+)
 from mha_explorer.core.stages.catalog import STAGES, Maps, StageId, is_stage
 from mha_explorer.core.variants.registry import family_of
 
@@ -70,12 +76,13 @@ def variant_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q") -> Sta
     cfg, slot = trace.config, trace.batch_slot(batch)
     stored = trace.tensors.get(stage, {})
     chosen = _per_head_choice(stored, tensor, stage)
-    maps, shapes = [], []
+    maps, shapes, per_head = [], [], []
     for name, array in stored.items():
         if array.ndim == 4 and name != chosen:
             continue
         a = array if name in UNBATCHED else array[slot]  # [rows, width] or [heads, rows, width]
         shapes.append(f"{name} {' × '.join(f'{n:,}' for n in a.shape)}")
+        per_head.append(a.ndim == 3)
         if a.ndim == 2:
             maps.append(HeatMap(name, np.ascontiguousarray(a, dtype=np.float32)))
         elif a.ndim == 3:
@@ -84,15 +91,20 @@ def variant_maps(trace: Trace, stage: str, batch: int, tensor: str = "Q") -> Sta
     if not maps:
         reason = f"this trace holds no tensors of the {stage} stage to draw"
         return StageMaps(stage=stage, maps=(), levels=(0.0, 1.0), colormap=DIVERGING_COLORMAP,
-                         value_name="", row_kind="token", row_labels=(), row_start=0, col_kind="dim",
+                         value_name="", row_kind="token", row_labels=(), row_start=0, col_kind="width",
                          col_labels=(), caption=reason, empty_reason=reason)
     rows = maps[0].image.shape[0]
     same_rows = all(m.image.shape[0] == rows for m in maps)
-    levels = symmetric_levels([m.image for m in maps])
+    scale = signed_scale([m.image for m in maps])
     caption = (f"{stage}: {', '.join(shapes)} · batch element {batch} of {cfg.batch} · "
-               f"colour centred on 0, ±{levels[1]:.3g}")
-    return StageMaps(stage=stage, maps=tuple(maps), levels=levels, colormap=DIVERGING_COLORMAP,
+               f"{scale.words(chosen or maps[0].title)}")
+    # a per-head tensor's columns are one head's dims; a matrix's, each token's features
+    columns = "head_dim" if all(per_head) else "feature" if not any(per_head) else "width"
+    widths = {m.image.shape[1] for m in maps}
+    size = width_words(cfg, widths.pop(), columns == "head_dim") if len(widths) == 1 else ""
+    return StageMaps(stage=stage, maps=tuple(maps), levels=scale.levels, colormap=DIVERGING_COLORMAP,
                      value_name=chosen or maps[0].title, row_kind="token",
                      row_labels=_labels(trace, rows) if same_rows else tuple(
                          str(i) for i in range(max(m.image.shape[0] for m in maps))),
-                     row_start=0, col_kind="dim", col_labels=(), caption=caption)
+                     row_start=0, col_kind=columns, col_labels=(), caption=caption,
+                     clipped=scale.clipped, col_size=size)

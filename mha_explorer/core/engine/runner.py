@@ -1,8 +1,11 @@
 """The torch engine: runs a layer's stages for a request and returns a Trace.
 
-With its helpers (weights.py, engine_steps.py) the only part of the core that
-imports torch. Everything it hands back is numpy (float32) or plain Python, so
-the views never touch torch.
+With its helpers (weights.py, the kernels) the only part of the core that imports torch.
+Everything it hands back reads as float32 numpy or is plain Python, so the views never
+touch torch: CPU float32 tensors as numpy sharing their memory, others held where they were
+computed and copied to the host a piece at a time (core/kernels/host.py). On a GPU nothing
+waits for the device until the run's end: stages are timed with events, and the one wait is
+for the device's work (the copies to the host go on behind it, on a stream of their own).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.engine import weights as weight_sources
 from mha_explorer.core.engine.layout import Layout
 from mha_explorer.core.errors import Cancelled
+from mha_explorer.core.kernels.host import HostCopies, copy_to_host, to_numpy
 from mha_explorer.core.kernels.steps import Clock, LayerJob, Work
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.plan.memory import (
@@ -195,8 +199,13 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
     def weights() -> dict[str, torch.Tensor]:  # made (or reused) only by a family that reads them
         return weight_sources.WEIGHT_CACHE.get(source, cfg, device, dtype, work.check)
 
-    job = LayerJob(cfg, source, weights, device, dtype, layout, work, clock)
+    # the kept tensors' first axis holds every batch element in full mode, else the shown one
+    copies = HostCopies(device, shown=layout.show_batch if layout.full else 0)
+    job = LayerJob(cfg, source, weights, device, dtype, layout, work, clock, copies)
     done = importlib.import_module(family.compute_module).run_layer(job)
+    # the one wait: the device's work is done here; the early copies to the host may still be
+    # landing, and a view reading one waits for them (DeviceArray)
+    norms = tuple(float(n) for n in to_numpy(done.norms))
     tokens_q, tokens_kv = source.tokens(cfg)
     return Trace(
         config=cfg, mode=chosen, device=device, tokens_q=tokens_q, tokens_kv=tokens_kv,
@@ -204,7 +213,7 @@ def _run_on(request: EngineRequest, device: str, notes: tuple[str, ...],
         timings=dict(clock.totals), seconds=time.perf_counter() - start,
         batch_index=None if layout.full else layout.show_batch, rows=layout.rows, row_ids=layout.picked,
         masked_rows=done.blind_rows, estimate_bytes=peak, budget_bytes=budget,
-        notes=tuple(notes) + source.notes(cfg) + done.notes, output_norms=done.norms,
+        notes=tuple(notes) + source.notes(cfg) + done.notes, output_norms=norms,
     )
 
 
@@ -227,7 +236,7 @@ class HostWeights(Mapping):
         self._tensors = tensors
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self._tensors[name].detach().to("cpu", torch.float32).numpy()
+        return copy_to_host(self._tensors[name]).numpy()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._tensors)

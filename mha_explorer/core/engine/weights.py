@@ -121,15 +121,23 @@ class RandomWeights:
             if cfg.bias:
                 b = fill_normal(torch.empty(shape[0], dtype=dtype), _generator(self.seed, 2, i), BIAS_STD)
                 out["b" + name[1:]] = b.to(device)
-        if cfg.norms:  # scales near 1, so a forgotten norm still shows in the numbers
-            for i, (name, width) in enumerate((("norm", D), ("q_norm", cfg.d_k), ("k_norm", cfg.d_k))):
+        norms = (("norm", D), ("q_norm", cfg.d_k), ("k_norm", cfg.d_k)) if cfg.norms else (
+            (("norm", D),) if cfg.normed_input else ())
+        if norms:  # scales near 1, so a forgotten norm still shows in the numbers
+            for i, (name, width) in enumerate(norms):
                 scale = fill_normal(torch.empty(width, dtype=dtype), _generator(self.seed, 6, i), NORM_STD)
                 out[name] = (scale + 1).to(device)
         return out
 
     def inputs(self, cfg: MHAConfig, batch: range, device: str,
                dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        """The same word gives the same vector; without a sentence each element is its own draw."""
+        """The same word gives the same vector; without a sentence each element is its own draw.
+        The last ones drawn are reused while only the view or the mask changes (INPUT_CACHE)."""
+        key = (self.seed, cfg.d_model, cfg.T, cfg.S, cfg.is_cross, cfg.tokens, batch, str(dtype), device)
+        return INPUT_CACHE.value(key, lambda: self._draw_inputs(cfg, batch, device, dtype))
+
+    def _draw_inputs(self, cfg: MHAConfig, batch: range, device: str,
+                     dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         D, nb = cfg.d_model, len(batch)
         x = torch.empty(nb, cfg.T, D, dtype=dtype)  # [nb, T, D]
         for slot, b in enumerate(batch):
@@ -149,41 +157,49 @@ class RandomWeights:
         return ()
 
 
-class WeightCache:
-    """The last weights made, reused while only B, T, S, the sentence or the view change.
-
-    Keyed by everything the weights depend on: the source description, the
-    sizes of the matrices, bias, dtype and device. One entry: a new key drops the
-    old weights before the new ones are made, so two sets never coexist.
-    """
+class LastMade:
+    """The last value made, by everything it depends on (its key). One entry: a new key drops
+    the old value before the new one is made, so two never coexist."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._key: tuple | None = None
-        self._weights: dict[str, torch.Tensor] | None = None
+        self._value = None
+
+    def value(self, key: tuple, make: Callable[[], object]):
+        with self._lock:
+            if key != self._key:
+                self._key, self._value = None, None  # free the old one first
+                self._value = make()
+                self._key = key
+            return self._value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._key, self._value = None, None
+
+
+class WeightCache(LastMade):
+    """The last weights made, reused while only B, T, S, the sentence or the view change.
+
+    Keyed by everything the weights depend on: the source description, the
+    sizes of the matrices, bias, dtype and device.
+    """
 
     @staticmethod
     def key(cfg: MHAConfig, device: str, dtype: torch.dtype) -> tuple:
         return (cfg.weights_spec, cfg.d_model, cfg.q_dim, cfg.kv_dim, cfg.H, cfg.Hkv, cfg.bias, cfg.norms,
-                str(dtype), device)
+                cfg.normed_input, str(dtype), device)
 
     def get(self, source: WeightSource, cfg: MHAConfig, device: str, dtype: torch.dtype,
             check: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
         """The weights for cfg; ``check`` may raise Cancelled while random ones are drawn."""
-        key = self.key(cfg, device, dtype)
-        with self._lock:
-            if key != self._key:
-                self._key, self._weights = None, None  # free the old set first
-                if isinstance(source, RandomWeights):
-                    self._weights = source.weights(cfg, device, dtype, check)
-                else:
-                    self._weights = source.weights(cfg, device, dtype)
-                self._key = key
-            return self._weights
-
-    def clear(self) -> None:
-        with self._lock:
-            self._key, self._weights = None, None
+        if isinstance(source, RandomWeights):
+            return self.value(self.key(cfg, device, dtype), lambda: source.weights(cfg, device, dtype, check))
+        return self.value(self.key(cfg, device, dtype), lambda: source.weights(cfg, device, dtype))
 
 
 WEIGHT_CACHE = WeightCache()
+# the last random inputs drawn: a run repeated (another stage's view, another mask, a rerun on
+# a GPU) does not draw them again on the CPU and copy them over; callers only read them
+INPUT_CACHE = LastMade()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from mha_explorer.core.specs.norms import RMS_EPS
 from mha_explorer.core.specs.positions import ROPE_BASE, rope_angles, sinusoidal_table
 
 
@@ -38,12 +39,9 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = ROPE_BASE
     return x * cos + rotate_half(x) * sin
 
 
-RMS_EPS = 1e-6  # as the trained decoders normalise
-
-
-def rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = RMS_EPS) -> torch.Tensor:
     """x / rms(x) · weight over the last axis (weight: the whole scale, as the checkpoints keep it)."""
-    return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, RMS_EPS)
+    return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps)
 
 
 def query_key_positions(T: int, S: int, offset: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,9 +18,11 @@ import numpy as np
 import torch
 
 from mha_explorer.core.errors import Cancelled
+from mha_explorer.core.kernels.host import HostCopies
 from mha_explorer.core.kernels.positions import add_sinusoidal, apply_rope, query_key_positions
 from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.stages.catalog import CLASSIC, StageId
+from mha_explorer.core.stages.held import HeldArray
 
 TILE_FLOPS = 1 << 32  # work between two looks at ``cancel``: ~0.05 s at 100 GFLOP/s, 0.2 s at 20
 TILE_ROWS = 2048  # rows per tile: tall tiles keep the matmul near full speed
@@ -47,20 +49,43 @@ class Work:
 
 
 class Clock:
-    """Per-stage wall time that waits for the device to finish."""
+    """Per-stage time. On the CPU, wall time between ticks; on a GPU, an event recorded on the
+    stream at each tick, so nothing waits for the device stage by stage: the times are read
+    (``totals``) once the run has waited for it at its end."""
 
     def __init__(self, device: str):
         self.device = device
-        self.totals: dict[str, float] = {s: 0.0 for s in CLASSIC}
+        self._totals: dict[str, float] = {s: 0.0 for s in CLASSIC}
+        self._events: list[tuple[str, torch.cuda.Event]] = []
         self._t = time.perf_counter()
+        self._last = self._event() if device == "cuda" else None
+
+    @staticmethod
+    def _event() -> torch.cuda.Event:
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
 
     def tick(self, stage: str) -> None:
-        if self.device == "cuda":
-            torch.cuda.synchronize()
+        if self._last is not None:
+            self._events.append((stage, self._event()))
+            return
         now = time.perf_counter()
         # stages beyond the nine (positions, rope, latent attention's) are added as they come
-        self.totals[stage] = self.totals.get(stage, 0.0) + now - self._t
+        self._totals[stage] = self._totals.get(stage, 0.0) + now - self._t
         self._t = now
+
+    @property
+    def totals(self) -> dict[str, float]:
+        """Seconds per stage so far (on a GPU: waits for the last tick's event)."""
+        if self._events:
+            self._events[-1][1].synchronize()
+            for stage, event in self._events:
+                seconds = self._last.elapsed_time(event) / 1000  # elapsed_time is in ms
+                self._totals[stage] = self._totals.get(stage, 0.0) + seconds
+                self._last = event
+            self._events.clear()
+        return self._totals
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, work: Work) -> torch.Tensor:
@@ -135,7 +160,16 @@ def block_mask(spec: MaskSpec, r0: int, r1: int, T: int, S: int, device: str) ->
         return None, np.zeros(r1 - r0, dtype=bool)
     blind = ~visible.any(axis=1)  # [r]
     np.logical_not(visible, out=visible)  # now True = hidden, without a second [r, S] array
-    return torch.from_numpy(visible).to(device), blind
+    return upload(visible, device), blind
+
+
+def upload(mask: np.ndarray, device: str | torch.device) -> torch.Tensor:
+    """A numpy mask on ``device``; to a GPU through pinned memory without waiting, so the
+    host goes on queueing work while it crosses."""
+    t = torch.from_numpy(mask)
+    if torch.device(device).type != "cuda":
+        return t
+    return t.pin_memory().to(device, non_blocking=True)
 
 
 def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidden: torch.Tensor | None,
@@ -178,7 +212,7 @@ def attend_rows(q_rows: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, hidd
         weights = buffers[1][:cells].view(nb, H, r, S)  # [nb, H, r, S]
         torch.ops.aten._softmax.out(scores, -1, False, out=weights)
     if blind.any():  # softmax of nothing is NaN: those rows are shown as 0
-        weights[:, :, torch.from_numpy(blind).to(weights.device)] = 0.0
+        weights.masked_fill_(upload(blind[:, None], weights.device), 0.0)  # [r, 1] over [nb, H, r, S]
     tick(StageId.softmax)
     values = v_c.reshape(nb * Hkv, S, dk)  # [nb·Hkv, S, d_k], a view
     context = torch.bmm(weights.view(nb * Hkv, g * r, S), values).view(nb, H, r, dk)  # [nb, H, r, d_k]
@@ -198,19 +232,17 @@ class LayerJob:
     layout: Any  # engine.layout.Layout: which batch elements and rows go together, what is kept
     work: Work
     clock: Clock
+    copies: HostCopies  # what crosses to the host: ``keep`` each tensor the trace keeps
 
 
 @dataclass(frozen=True)
 class LayerResult:
     """What a family's compute module hands back: every stage's kept tensors as float32 numpy."""
 
-    stored: dict[str, dict[str, np.ndarray]]  # by stage id, then tensor name
+    stored: dict[str, dict[str, np.ndarray | HeldArray]]  # by stage id, then tensor name
     weights: dict[str, torch.Tensor]
     blind_rows: np.ndarray  # bool [T]: query rows that see no key
-    norms: tuple[float, ...]  # ||Y[b]|| for every batch element
+    norms: torch.Tensor | tuple[float, ...]  # ||Y[b]|| for every batch element
     notes: tuple[str, ...]
 
 
-def host(t: torch.Tensor) -> np.ndarray:
-    """float32 numpy; shares memory when the tensor already is CPU float32."""
-    return t.detach().to("cpu", torch.float32).numpy()

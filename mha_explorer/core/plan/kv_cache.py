@@ -2,10 +2,10 @@
 attention variant side by side (no torch).
 
 For the config's D, H, head widths, S, B and dtype: MHA, GQA, MQA, every other family's own cache
-and a sliding window, each
-as bytes per token, per sequence and per batch, for one layer and (given the layer count)
-for the whole model. The window row keeps the config's own kind of K/V and caches at most
-W (+ global) tokens per sequence.
+and, when the config has a sliding window, that window, each as bytes per token, per sequence
+and per batch, for one layer and (given the layer count, ``model_layers``) for the whole model.
+The window row keeps the config's own kind of K/V and caches at most W (+ global) tokens per
+sequence.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mha_explorer.core.config import MHAConfig
+from mha_explorer.core.config.presets import PRESETS
+from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.specs.mask_counts import cached_tokens
 from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.variants.grouped import gqa_default, grouping_counts
@@ -96,9 +98,16 @@ def gqa_heads(cfg: MHAConfig) -> int | None:
     return gqa_default(cfg.H, cfg.Hkv) if grouping_counts(cfg.H) else None
 
 
-def default_window(cfg: MHAConfig) -> int:
-    """The config's window, else a quarter of the key length, so the row shows a saving."""
-    return cfg.window if cfg.window is not None else max(1, cfg.S // 4)
+def model_layers(cfg: MHAConfig) -> int:
+    """How many layers the whole model has: the trained model's own description, else the
+    preset whose architecture ``cfg`` has, else 1 (a single layer of no known model)."""
+    model = model_named(cfg.weights)
+    if model is not None:
+        return model.layers
+    for preset in PRESETS.values():
+        if preset.layers > 1 and preset.apply(cfg) == cfg:
+            return preset.layers
+    return 1
 
 
 def _row(cfg: MHAConfig, variant: str, setting: str, formula: str, per_token: int, tokens: int,
@@ -110,9 +119,10 @@ def _row(cfg: MHAConfig, variant: str, setting: str, formula: str, per_token: in
 
 
 def kv_compare_rows(cfg: MHAConfig, layers: int = 1) -> list[KVRow]:
-    """MHA, GQA (when H allows one), MQA, every other family's own cache, and a sliding window,
-    in that order. The grouped rows use the config's own head widths (a latent config's
-    d_n + d_r keys and d_v values), so a model is compared with itself, not with D / H."""
+    """MHA, GQA (when H allows one), MQA, every other family's own cache, and the config's sliding
+    window when it has one, in that order. The grouped rows use the config's own head widths (a
+    latent config's d_n + d_r keys and d_v values), so a model is compared with itself, not with
+    D / H."""
     e, H, S = cfg.elem_bytes, cfg.H, cfg.S
     kind = cfg.variant
     full = cached_tokens(MaskSpec(), S)  # no window: all S tokens
@@ -135,12 +145,14 @@ def kv_compare_rows(cfg: MHAConfig, layers: int = 1) -> list[KVRow]:
                             and f.symbol in layout.symbols)
         rows.append(_row(cfg, family.kinds[0], setting, f"{layout.numbers} × {e}",
                          layout.elements_per_token * e, full, layers, kind in family.kinds))
-    w = default_window(cfg)
+    w = cfg.window
+    if w is None:  # no window to compare: a made-up one would read as the config's
+        return rows
     spec = MaskSpec(True, cfg.causal_alignment, w, cfg.stride, cfg.global_tokens)
     own = next(r for r in rows if r.variant == kind)
     rows.append(_row(cfg, "window", f"W = {w}, as {kind}", f"{own.formula}; min(S, W"
                      + (" + N)" if cfg.global_tokens else ")") + " tokens",
-                     own.per_token, cached_tokens(spec, S), layers, cfg.window is not None))
+                     own.per_token, cached_tokens(spec, S), layers, True))
     return rows
 
 

@@ -184,12 +184,13 @@ def estimate(cfg: MHAConfig, host_copy: bool | None = None) -> Estimate:
         return Estimate(whole, whole, cfg.T, cfg.T, cells <= FULL_DETAIL_MAX_CELLS)
     full = weights + _peak(cfg, cfg.batch, cfg.T, host_copy, kept_whole=True, keeps=True)
     rows, chunk = shown_rows(cfg), chunk_rows(cfg)
-    kept_window = 2 * cfg.H * rows * cfg.S * 4  # float32 scores and weights of the shown rows
-    # the element shown is computed with its host copies, or it is kept (float32 on the
-    # host) while another element is computed without them
+    h = 4 if host_copy else 0  # the float32 host copy of what is kept
+    kept_window = 2 * cfg.H * rows * cfg.S * (cfg.elem_bytes + h)  # scores and weights of the shown rows
+    # the element shown is computed with its host copies, or it is kept while another
+    # element is computed without them
     shown_now = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=True)
     other = _peak(cfg, 1, chunk, host_copy, kept_whole=False, keeps=False)
-    shown_before = _kept_elements(cfg, 1) * 4 + other if cfg.batch > 1 else 0
+    shown_before = _kept_elements(cfg, 1) * (cfg.elem_bytes + h) + other if cfg.batch > 1 else 0
     windowed = weights + kept_window + max(shown_now, shown_before)
     return Estimate(full, windowed, rows, chunk, cfg.batch * cfg.H * cfg.T * cfg.S <= FULL_DETAIL_MAX_CELLS)
 
@@ -199,14 +200,17 @@ def _kept_elements(cfg: MHAConfig, nb: int) -> int:
     normalised X, q and k when the config has RMSNorms)."""
     T, S, D, qD, kvD = cfg.T, cfg.S, cfg.d_model, cfg.q_dim, cfg.kv_dim
     merged = T * qD if cfg.H > 1 and T > 1 else 0  # .contiguous() copies unless a size-1 axis moved
-    normed = T * D + (S * D if cfg.is_cross else 0) + T * qD + S * kvD if cfg.norms else 0
+    normed = (T * D + (S * D if cfg.is_cross else 0) if cfg.normed_input else 0) + (
+        T * qD + S * kvD if cfg.norms else 0)
     return nb * (T * D + 2 * T * qD + (S * D if cfg.is_cross else 0) + 2 * S * kvD + T * D + merged
                  + T * D + normed)
 
 
 def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool, keeps: bool) -> int:
     """Bytes beyond the weights for ``nb`` batch elements computed ``rows`` query rows
-    at a time: the larger of the attention block's moment and the end of the stages."""
+    at a time: the larger of the attention block's moment and the end of the stages. Every
+    kept tensor stays where it was computed; with ``host_copy``, one batch element of each
+    (the shown one) is also copied to the host in float32 (core/kernels/host.py)."""
     e, h = cfg.elem_bytes, (4 if host_copy and keeps else 0)
     T, S, D, H, dk, kvD = cfg.T, cfg.S, cfg.d_model, cfg.H, cfg.d_k, cfg.kv_dim
     inputs = nb * (T * D + (S * D if cfg.is_cross else 0))
@@ -216,14 +220,14 @@ def _peak(cfg: MHAConfig, nb: int, rows: int, host_copy: bool, kept_whole: bool,
     block_cells = nb * H * rows * S
     block_context = nb * H * rows * dk
     mask = rows * S if cfg.mask_spec.masks_anything else 0  # one bool per cell of the block
-    shown = block_cells * 2 * h  # host copies of the block
+    shown = block_cells // nb * 2 * h  # host copies of the shown element's block
     # in full mode the block is the whole context; windowed mode also holds the whole one
     whole_context = 0 if kept_whole else context * e
     attention = (whole_context + kv_copies * e + mask + max(
         block_context * e + block_cells * e,  # Q rows copied, scores made
         2 * block_cells * e + block_context * e + shown))  # scores, weights, context, their copies
-    kept_cells = 2 * block_cells * (h or e) if kept_whole else 0
-    end = _kept_elements(cfg, nb) * (e + h) + kept_cells  # every stage's tensor, and host copies
+    kept_cells = 2 * block_cells * e + 2 * block_cells // nb * h if kept_whole else 0
+    end = _kept_elements(cfg, nb) * e + _kept_elements(cfg, 1) * h + kept_cells  # and host copies
     return max((inputs + projections) * e + attention, end)
 
 

@@ -24,6 +24,7 @@ from mha_explorer.core.plan.tile_kinds import FULL, PARTIAL, SKIPPED
 from mha_explorer.core.plan.tile_kinds import TILE_STATE_NAMES as TILE_STATE_NAMES  # its old home
 from mha_explorer.core.specs.masks import MaskSpec
 from mha_explorer.core.stages.records import SOFTMAX_OPS_PER_ELEMENT
+from mha_explorer.core.system.typed_input import TypedInputError, whole_number
 from mha_explorer.core.variants.registry import family_of
 
 MAX_BLOCK = 1 << 20
@@ -40,8 +41,8 @@ def parse_block(text: str) -> tuple[int, int]:
     if len(parts) != 2:
         raise ValueError(f"'{text}' is not BR,BC (two whole numbers, e.g. 64,64)")
     try:
-        br, bc = (int(p.replace("_", "")) for p in parts)
-    except ValueError:
+        br, bc = (whole_number(p) for p in parts)
+    except TypedInputError:
         raise ValueError(f"'{text}' is not BR,BC (two whole numbers, e.g. 64,64)") from None
     check_block((br, bc))
     return br, bc

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from mha_explorer.core.stages.catalog import CLASSIC, STAGES
+from mha_explorer.core.system.typed_input import whole_number
 
 FORMATS = ("png", "svg")
 DEFAULT_SIZE = (1920, 1080)
@@ -20,8 +21,8 @@ def parse_size(text: str) -> tuple[int, int]:
     """'1920x1080' -> (1920, 1080); ValueError with a sentence for anything else."""
     parts = str(text).lower().replace("×", "x").split("x")
     try:
-        w, h = (int(p.strip()) for p in parts)
-    except ValueError:
+        w, h = (whole_number(p) for p in parts)
+    except ValueError:  # not two parts, or a part that is not ASCII digits
         raise ValueError(f"'{text}' is not WIDTHxHEIGHT, e.g. 1920x1080") from None
     if not (MIN_SIDE <= w <= MAX_SIDE and MIN_SIDE <= h <= MAX_SIDE):
         raise ValueError(f"'{text}': each side must be {MIN_SIDE} to {MAX_SIDE} pixels")

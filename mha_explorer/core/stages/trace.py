@@ -13,17 +13,19 @@ if TYPE_CHECKING:  # numpy loads with the first trace, not with the window
     import numpy as np
 
     from mha_explorer.core.config.record import MHAConfig
+    from mha_explorer.core.stages.held import HeldArray
 
 
 @dataclass
 class Trace:
     """What one run computed.
 
-    ``tensors[stage][name]`` holds each stage's tensors as float32 numpy arrays
-    in the shapes of the plan. In ``windowed`` mode the batch axis holds only
-    ``batch_index`` and the attention matrices only query rows ``rows``. In ``rows``
-    mode they hold only the query rows ``row_ids`` (spread over the sequence, each
-    exact), and the stages after the softmax hold nothing (``output`` is None).
+    ``tensors[stage][name]`` holds each stage's tensors in the shapes of the plan, read as
+    float32 numpy: numpy arrays from a CPU float32 run, else HeldArrays (core/stages/held.py)
+    kept where they were computed, whose indexing copies only the piece read. In ``windowed``
+    mode the batch axis holds only ``batch_index`` and the attention matrices only query rows
+    ``rows``. In ``rows`` mode they hold only the query rows ``row_ids`` (spread over the
+    sequence, each exact), and the stages after the softmax hold nothing (``output`` is None).
     """
 
     config: MHAConfig
@@ -31,9 +33,9 @@ class Trace:
     device: str
     tokens_q: tuple[str, ...]
     tokens_kv: tuple[str, ...]
-    tensors: dict[str, dict[str, np.ndarray]]
+    tensors: dict[str, dict[str, np.ndarray | HeldArray]]
     weights: dict[str, np.ndarray]  # nn.Linear layout: out × in
-    output: np.ndarray | None  # Y, [B, T, D] (windowed: [1, T, D] for batch_index; rows: None)
+    output: np.ndarray | HeldArray | None  # Y, [B, T, D] (windowed: [1, T, D] for batch_index; rows: None)
     timings: dict[str, float]
     seconds: float
     batch_index: int | None  # None: every batch element is kept

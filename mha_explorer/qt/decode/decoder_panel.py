@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mha_explorer.core.display.colors import WEIGHTS_COLORMAP, scale_words
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.units import format_bytes
 from mha_explorer.qt.colormaps import lookup_table
@@ -41,6 +42,17 @@ def _generate(model_key, text, steps, layer, *, cancel, progress):
     from mha_explorer.core.display.decoder import generate  # torch, on the jobs thread
 
     return generate(model_key, text, steps, layer, cancel=cancel, progress=progress)
+
+
+def prompt_of(cfg) -> tuple[str, str, int] | None:
+    """(model, prompt text, layer) a trained decoder writes from for ``cfg``; None for random
+    weights or an encoder."""
+    model = model_named(cfg.weights)
+    if model is None or not model.causal or not cfg.tokens:
+        return None
+    from mha_explorer.core.models import runtime
+
+    return model.key, " ".join(runtime.words_of(cfg.tokens, (model,)) or ()), cfg.layer
 
 
 class DecoderView(QWidget):
@@ -129,22 +141,34 @@ class DecoderView(QWidget):
             p.setPen(ink)
             p.drawLine(int(bars.left()), int(y), int(bars.right()), int(y))
 
+    def row_caption(self, s) -> str:
+        """The words over step ``s``'s attention rows, with what their colours mean: the rows
+        are coloured from 0 to the step's largest weight."""
+        import numpy as np  # with the first answer, not at start-up
+
+        weights = np.asarray(s.weights)  # [H, S]
+        keys = weights.shape[-1]
+        top = max(float(weights.max()) if weights.size else 0.0, 1e-9)
+        return (f"layer {self._gen.layer}: the new token's attention over its {keys} keys, a row "
+                f"per head; colour {scale_words(WEIGHTS_COLORMAP, 0, top)} (the step's largest "
+                "weight)")
+
     def _paint_row(self, p: QPainter, rect: QRectF, s, ink: QColor) -> None:
         """The new token's attention over the cached keys, a row per head of the shown layer."""
         import numpy as np  # with the first answer, not at start-up
 
         weights = np.asarray(s.weights)  # [H, S]
-        label_h = p.fontMetrics().lineSpacing()
-        p.drawText(QRectF(rect.left(), rect.top(), rect.width(), label_h), Qt.AlignmentFlag.AlignLeft,
-                   f"layer {self._gen.layer}: the new token's attention over its {weights.shape[1]} keys, "
-                   "a row per head (dark: more weight)")
+        top = max(float(weights.max()), 1e-9)  # the colours run from 0 to the step's largest
+        caption = self.row_caption(s)
+        wrap = int(Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap)  # whole, never cut
+        label_h = p.boundingRect(rect, wrap, caption).height()
+        p.drawText(QRectF(rect.left(), rect.top(), rect.width(), label_h), wrap, caption)
         rows = QRectF(rect.left(), rect.top() + label_h, rect.width(), rect.height() - label_h)
         heads, keys = weights.shape
         cell_w, cell_h = rows.width() / max(keys, 1), rows.height() / max(heads, 1)
-        top = max(float(weights.max()), 1e-9)
         for h in range(heads):
             for j in range(keys):
-                color = lookup_table()[int(round(255 * weights[h, j] / top))]
+                color = lookup_table(WEIGHTS_COLORMAP)[int(round(255 * weights[h, j] / top))]
                 cell = QRectF(rows.left() + j * cell_w, rows.top() + h * cell_h, cell_w + 0.5, cell_h - 1)
                 p.fillRect(cell, QColor(int(color[0]), int(color[1]), int(color[2])))
 
@@ -194,22 +218,37 @@ class DecoderPanel(QWidget):
         self.next_button.clicked.connect(lambda: self.view.set_step(self.view.step() + 1))
         self.controls = JobControls(jobs, JobKind.generate, self.generate_button, self.cancel_button,
                                     self.progress)
+        self._for: tuple[str, str, int] | None = None  # (model, prompt, layer) of what is shown or asked
+        self._seen = prompt_of(controller.config)  # what the config asks for, as last seen
         jobs.done.connect(self._on_done)
         jobs.failed.connect(self._on_failed)
+        controller.config_changed.connect(self._on_config)
 
     def generate(self) -> None:
         cfg = self._controller.config
-        model = model_named(cfg.weights)
-        if model is None or not model.causal or not cfg.tokens:
+        wanted = prompt_of(cfg)
+        if wanted is None:
             self.note.setText("Choose a trained decoder under Weights to watch it write.")
             return
-        from mha_explorer.core.models import runtime
+        key, text, layer = self._for = wanted
+        self.controls.started(self._jobs.submit(JobKind.generate, _generate, key, text,
+                                                self.steps_spin.value(), layer, cancellable=True))
+        self.note.setText(f"{model_named(key).name} is writing {self.steps_spin.value()} tokens…")
 
-        words = runtime.words_of(cfg.tokens, (model,))
-        text = " ".join(words or ())
-        self.controls.started(self._jobs.submit(JobKind.generate, _generate, model.key, text,
-                                                self.steps_spin.value(), cfg.layer, cancellable=True))
-        self.note.setText(f"{model.name} is writing {self.steps_spin.value()} tokens…")
+    def _on_config(self, cfg) -> None:
+        """Another model, text or layer: what was written (or is being written) was another
+        config's, so the view and its note go back to where a new window starts."""
+        wanted = prompt_of(cfg)
+        if wanted == self._seen:
+            return
+        self._seen = wanted
+        if self._for is not None and self._for != wanted:
+            self._for = None
+            if not self.generate_button.isEnabled():  # still writing: its answer is not wanted
+                self.controls.cancel()
+            self.view.set_generation(None)
+        if self._for is None:
+            self.note.setText("")
 
     def cancel(self) -> None:
         self.controls.cancel()

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
+from mha_explorer.core.plan.kv_cache import model_layers
 from mha_explorer.qt.decode.decode_view import DecodeView
 from mha_explorer.qt.decode.decoder_panel import DecoderPanel
 from mha_explorer.qt.decode.tiles_view import TilesView
+from mha_explorer.qt.in_sight import SightWatch, in_sight
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
@@ -29,6 +31,8 @@ DECODE_JOB = JobKind.decode
 TILES_JOB = JobKind.tiles
 PLAY_MS = 700
 DEBOUNCE_MS = 150  # as the controller waits for edits to pause
+LAYERS = 12  # the model's layer count for the whole cache, when no trained model or preset says it
+UPDATING = "Updating for the new configuration…"  # until the panel's answers for it come
 STEP_KEYS = {Qt.Key.Key_Right: "next", Qt.Key.Key_PageDown: "next", Qt.Key.Key_Down: "next",
              Qt.Key.Key_Left: "previous", Qt.Key.Key_PageUp: "previous", Qt.Key.Key_Up: "previous",
              Qt.Key.Key_Home: "first", Qt.Key.Key_End: "last", Qt.Key.Key_Space: "play"}
@@ -102,7 +106,8 @@ class GenerationPanel(QWidget):
         self.prompt_spin = _spin("decode_prompt", "Prompt tokens P: fed in one pass at step 0", 1, 4096, 8)
         self.steps_spin = _spin("decode_steps", "Generated tokens N: one step each", 1, 4096, 8)
         self.layers_spin = _spin("decode_layers", "Layers in the model: for the whole model's cache",
-                                 1, 512, 12)
+                                 1, 512, LAYERS)
+        self._given_layers: int | None = None  # the count last taken from the model or preset
         self.br_spin = _spin("tile_rows", "Query rows per tile (Br)", 1, 1 << 16, 4)
         self.bc_spin = _spin("tile_keys", "Keys per tile (Bc)", 1, 1 << 16, 4)
         self.note = QLabel()
@@ -133,6 +138,7 @@ class GenerationPanel(QWidget):
         self._wanted: set[str] = set()  # what to ask for once shown and the edits pause
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._send)
+        self._sight = SightWatch(self, self._came_into_sight)
         for widget in self._key_targets:
             widget.installEventFilter(self)
         self.decode_view.step_changed.connect(lambda _i: self._show_position(self.decode_view))
@@ -199,9 +205,24 @@ class GenerationPanel(QWidget):
             buttons["play"].setText("▮▮ Pause" if self.playing else "▶ Play")
 
     # requests ------------------------------------------------------------------------
-    def _on_config(self, _cfg: MHAConfig) -> None:
+    def _on_config(self, cfg: MHAConfig) -> None:
+        self._follow_layers(cfg)
+        if self.decode_view.step_count or self.tiles_view.tile_count:
+            self.note.setText(UPDATING)  # what is drawn is the previous config's until then
         self.request_decode()
         self.request_tiles()
+
+    def _follow_layers(self, cfg: MHAConfig) -> None:
+        """The whole model's layer count from the trained model's description or the preset the
+        config is; back to the usual count when neither says it (unless the person set one)."""
+        known = model_layers(cfg)
+        if known > 1:
+            self._given_layers = known
+            self.layers_spin.setValue(known)
+        elif self._given_layers is not None:
+            if self.layers_spin.value() == self._given_layers:
+                self.layers_spin.setValue(LAYERS)
+            self._given_layers = None
 
     def request_decode(self, *_args) -> None:
         self._want(DECODE_JOB)
@@ -210,18 +231,19 @@ class GenerationPanel(QWidget):
         self._want(TILES_JOB)
 
     def _want(self, kind: str) -> None:
-        """Ask once the edits pause, and only while the dock is on screen: hidden, the
-        worker's time goes to the stages."""
+        """Ask once the edits pause, and only while the dock is in sight: behind another tab,
+        the worker's time goes to the stages (and nothing runs that nobody asked to see)."""
         self._wanted.add(kind)
-        if self.isVisible():
+        if in_sight(self):
             self._debounce.start()
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
+    def _came_into_sight(self) -> None:
         if self._wanted:
             self._debounce.start()
 
     def _send(self) -> None:
+        if not in_sight(self):  # put behind a tab during the pause: asked for when it comes back
+            return
         c = self._controller
         if DECODE_JOB in self._wanted:
             self._jobs.submit(DECODE_JOB, _decode, c.config, self.prompt_spin.value(),

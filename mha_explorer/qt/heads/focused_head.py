@@ -1,16 +1,15 @@
-"""Presentation's large map of the chosen head: the axes named in words above it, every
-query row named beside it and every key name turned upright under its column."""
+"""Presentation's large map of the chosen head: every query row named beside it and every key
+name turned upright under its column (the axes' words are the panel's, over every map)."""
 
 from __future__ import annotations
 
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QVBoxLayout, QWidget
 
 from mha_explorer.core.display.head_maps import StageMaps
 from mha_explorer.qt.heads.head_cell import HeatmapCell
 from mha_explorer.qt.heads.key_names import KeyNames
 
-FOCUS_WORDS = "rows: query ↓    columns: key →"
 FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # everyday: the grid alone (the large map is hidden)
 FOCUS_SHARES = tuple(0.5 + 0.025 * i for i in range(15))  # of the maps' room, tried for the large map
 FOCUS_FLOOR = 0.41  # the large map at least this share of the screen's height
@@ -40,29 +39,22 @@ def _thumb_side(count: int, width: float, height: float, words: tuple[float, flo
 
 
 class FocusedHead(QWidget):
-    """``cell`` (the HeatmapCell drawn large), ``words`` (the axes in words), ``keys``
-    (KeyNames under the map); ``show_map(maps, index)`` draws map ``index`` of ``maps``."""
+    """``cell`` (the HeatmapCell drawn large), ``keys`` (KeyNames under the map);
+    ``show_map(maps, index)`` draws map ``index`` of ``maps``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.cell = HeatmapCell(parent=self)
         self.cell.setObjectName("focused_head")
-        self.words = QLabel(FOCUS_WORDS, objectName="focused_head_axes")
         self.keys = KeyNames(self.cell)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
-        column.addWidget(self.words)
         column.addWidget(self.cell, 1)
         column.addWidget(self.keys)
 
-    def show_map(self, maps: StageMaps, index: int, total_rows: int = 0) -> None:
-        """``total_rows``: the sequence's query rows, named when the map's rows are picked."""
+    def show_map(self, maps: StageMaps, index: int) -> None:
         named = maps.col_kind == "key"
-        picked = maps.row_positions and total_rows > len(maps.row_positions)
-        # short: the projector's line has no room for the caption's list of rows
-        self.words.setText(f"rows: {len(maps.row_positions):,} of {total_rows:,} queries, spread "
-                           "evenly, each exact ↓    columns: key →" if picked else FOCUS_WORDS)
         self.cell.view.set_axes_shown(True)
         self.cell.view.set_bottom_shown(not named)  # the names go under it, turned
         self.keys.set_names(maps.col_labels if named else ())
@@ -97,14 +89,14 @@ class ThumbCell(HeatmapCell):
 class PresentingMaps:
     """The heads panel's presentation part: the chosen head large (``focus_box``, a
     FocusedHead), every head small beside or under it in ``_pair``; mixed into the panel,
-    which has ``controller``, ``maps``, ``caption``, ``scroll``, ``_layout_grid`` and ``refresh``."""
+    which has ``controller``, ``maps``, ``caption``, ``axis_words``, ``scroll``, ``_layout_grid``
+    and ``refresh``."""
 
     def _make_pair(self, row) -> None:
         """The grid's scroll area in ``row``, and before it the large map (hidden until
         presentation)."""
         self.focus_box = FocusedHead(self)
-        self.focus, self.focus_words, self.focus_keys = (self.focus_box.cell, self.focus_box.words,
-                                                         self.focus_box.keys)
+        self.focus, self.focus_keys = self.focus_box.cell, self.focus_box.keys
         self.focus_box.hide()
         self._pair = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         row.addLayout(self._pair, 1)
@@ -159,7 +151,7 @@ class PresentingMaps:
 
     def _show_focus(self) -> None:
         if self._presenting and self.maps is not None and self.maps.maps:
-            self.focus_box.show_map(self.maps, self.focus_index(), self.controller.config.T)
+            self.focus_box.show_map(self.maps, self.focus_index())
             self._orient()  # the key names' height is known now
         elif self._presenting:
             self.focus_box.clear("no maps at this stage")
@@ -190,12 +182,13 @@ class PresentingMaps:
         spacing = self.layout().spacing()
         room_w = (self.width() - outer.left() - outer.right() - self.bar_view.sizeHint().width()
                   - 2 * spacing)
-        # the controls' row above the maps (the caption is hidden in presentation)
+        # the controls' row and the axes' words above the maps (the caption is hidden in
+        # presentation)
         room_h = (self.height() - outer.top() - outer.bottom() - self.batch_spin.sizeHint().height()
-                  - 2 * spacing)
-        # the large map's own words: the axes line over it, its title, the names beside and under
+                  - self.axis_words.heightForWidth(self.width()) - 3 * spacing)
+        # the large map's own words: its title, the names beside and under
         names_w = max(self.focus.left_axis.width(), self.focus.title.fontMetrics().averageCharWidth() * 8)
-        names_h = (self.focus_words.sizeHint().height() + self.focus.title.sizeHint().height()
+        names_h = (self.focus.title.sizeHint().height()
                    + self.focus_keys.minimumHeight() + 12)  # the turned key names: a fixed height
         least_w = self.focus_box.minimumSizeHint().width()  # the axes' words above it
         floor = FOCUS_FLOOR * (self.window().height() if self.window() is not self else room_h)

@@ -14,7 +14,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPalette, QPen, QTextDocumentFragment
+from PySide6.QtGui import QBrush, QColor, QFont, QPalette, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -26,8 +26,10 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.colors import group_color, ink_on
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps
+from mha_explorer.qt.drawn import axis_texts, axis_title, ground_of, map_shape, visible_part
 from mha_explorer.qt.heads.map_image import AUTO_DOWNSAMPLE_PIXELS, MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
+from mha_explorer.qt.picture import DrawnShape, DrawnText
 
 MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of both maps
 MASK_HATCH = QColor("#8c8c8c")
@@ -308,6 +310,25 @@ class HeatmapCell(QFrame):
         else:
             super().keyPressEvent(event)
 
+    # what a picture check reads (the title and footer are labels: Qt itself says them) --------
+    def _owner(self) -> str:
+        return "heads: " + (QTextDocumentFragment.fromHtml(self._title_html).toPlainText() or "map")
+
+    def drawn_texts(self) -> list[DrawnText]:
+        """The tick labels of both axes: token names, or the positions and dims they count;
+        those the grid's scroll area holds out of sight are not in the picture now."""
+        if not self.isVisible():
+            return []
+        owner, ground, shown = self._owner(), ground_of(self), visible_part(self)
+        return [t for t in (*axis_texts(self.left_axis, self.view, owner, ground),
+                            *axis_texts(self.bottom_axis, self.view, owner, ground))
+                if shown.contains(t.rect)]
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        if not self.isVisible() or self.image.image is None:
+            return []
+        return map_shape(self.view, self.vb, self._owner(), self._owner().removeprefix("heads: "))
+
 
 class ColorBarView(pg.GraphicsLayoutWidget):
     """The one colour bar beside a set of maps.
@@ -318,7 +339,11 @@ class ColorBarView(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self.setObjectName("color_bar")
         self.setBackground(None)
+        # nothing is drawn behind the bar: a cached background kept the light theme's after a
+        # switch to dark, and the numbers, now in light ink, vanished on it
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
         self.setFixedWidth(COLOR_BAR_PX)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
         self.addItem(self.bar)
@@ -341,15 +366,32 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         # from setImage, and each call would re-render the bar's axis on every step.
         if tuple(self.bar.levels()) != tuple(maps.levels):
             self.bar.setLevels(maps.levels)
-        if self._value_name != maps.value_name:
-            self._value_name = maps.value_name
+        if self._value_name != maps.bar_title:
+            self._value_name = maps.bar_title
             self._label_axis()
 
     def _label_axis(self) -> None:
-        """The bar's title in the widget's own type (pyqtgraph's default is small)."""
+        """The bar's title in the widget's own type (pyqtgraph's default is small): the
+        title's own font, not a size in its markup, so whoever reads the item reads the type
+        it is drawn in."""
         if self._value_name is not None:
-            self.bar.getAxis("left").setLabel(
-                self._value_name, **{"font-size": f"{self.font().pointSizeF():g}pt"})
+            axis = self.bar.getAxis("left")
+            axis.label.setFont(QFont(self.font()))
+            axis.setLabel(self._value_name)
+
+    def drawn_texts(self) -> list[DrawnText]:
+        """The bar's numbers and its title."""
+        if not self.isVisible():
+            return []
+        ground = ground_of(self)
+        texts = []
+        for axis in self._axes():
+            texts += axis_texts(axis, self, "colour bar", ground)
+            texts += axis_title(axis, self, "colour bar", ground, role="bar")
+        return texts
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        return map_shape(self, self.bar.vb, "colour bar", "colour bar")
 
     def _fit_width(self) -> None:
         """Room for the bar, its numbers and its title at the current type: a fixed
@@ -360,6 +402,10 @@ class ColorBarView(pg.GraphicsLayoutWidget):
             if axis.style["showValues"] and axis.orientation in ("left", "right"):
                 axis.setWidth(numbers)
         self.setFixedWidth(max(COLOR_BAR_PX, 16 + numbers + metrics.height() + 4))
+        # the numbers at the bar's ends are centred on them: half a line of room beyond each
+        # end keeps them whole (the bottom "0" was cut at projector type)
+        end = metrics.height() / 2 + 2
+        self.ci.setContentsMargins(1, end, 1, end)
 
     def changeEvent(self, event) -> None:
         bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from mha_explorer.core.display.head_maps import StageMaps, top_keys
 from mha_explorer.core.display.variant_maps import stage_maps
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.qt.heads.axis_words import AxisWords
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
 from mha_explorer.qt.nesting import nested
 
@@ -84,8 +85,10 @@ class HeadDialog(QDialog):
         box.addWidget(self.top_table, 1)
         self.top_box.setMinimumWidth(260)
 
+        self.axis_words = AxisWords()  # as over the panel's maps
         layout = QVBoxLayout(self)
         layout.addWidget(self.caption)
+        layout.addWidget(self.axis_words)
         maps_row = nested(layout, QHBoxLayout(), 1)
         maps_row.addWidget(self.cell, 1)
         maps_row.addWidget(self.bar_view)
@@ -117,6 +120,7 @@ class HeadDialog(QDialog):
         except IndexError:  # that batch element is still being computed
             return
         self.maps = maps
+        self.axis_words.set_axes(maps.axes if maps.maps else None)
         if not maps.maps:
             self.cell.clear(maps.empty_reason)
             self.caption.setText(maps.caption)

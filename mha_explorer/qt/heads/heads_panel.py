@@ -32,6 +32,7 @@ from mha_explorer.core.display.head_maps import ATTENTION_STAGES, StageMaps, hea
 from mha_explorer.core.display.variant_maps import offers_tensor_choice, stage_maps
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.every_row import EveryRowBar
+from mha_explorer.qt.heads.axis_words import AxisWords
 from mha_explorer.qt.heads.focused_head import PresentingMaps, ThumbCell
 from mha_explorer.qt.heads.grid_shape import MIN_CELL_PX, THUMB_MIN_PX, columns_and_scrolling
 from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
@@ -120,6 +121,8 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self.every_row = EveryRowBar(controller)  # a stage past the softmax of picked rows
         layout.addWidget(self.every_row)
         layout.addWidget(self.weights_note)
+        self.axis_words = AxisWords()  # what the maps' rows and columns are, over all of them
+        layout.addWidget(self.axis_words)
         maps_row = nested(layout, QHBoxLayout(), 1)
         self._make_pair(maps_row)  # the grid, and beside it presentation's large map
         maps_row.addWidget(self.bar_view)
@@ -246,6 +249,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
         trace = self.controller.trace
         if trace is None:
             self.caption.setText("waiting for the first computation…")
+            self.axis_words.set_axes(None)
             return
         self._sync_rows(trace)
         b = self.controller.batch_index
@@ -286,6 +290,7 @@ class HeatmapPanel(PresentingMaps, QWidget):
     def _draw(self, maps: StageMaps) -> None:
         self.maps = maps
         self._set_caption()
+        self.axis_words.set_axes(maps.axes if maps.maps else None)
         self._ensure_cells(len(maps.maps))
         self._grid.activate()  # place new cells now: each map is drawn once, at its size
         self.controller.later.cancel(self._draw_from)  # an older set of maps waiting: not drawn

@@ -7,6 +7,9 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF
 from PySide6.QtGui import QFontMetrics, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from mha_explorer.qt.drawn import em_px, ground_of, in_window, visible_part
+from mha_explorer.qt.picture import DrawnShape, DrawnText
+
 MAX_NAME_CHARS = 12  # a longer word is cut, so the names never take the map's height
 
 
@@ -65,3 +68,15 @@ class KeyNames(QWidget):
             p.drawText(QPointF(0, 0), name)
             p.restore()
         p.end()
+
+    # what a picture check reads --------------------------------------------------------
+    def drawn_texts(self) -> list[DrawnText]:
+        if not self.isVisible():
+            return []
+        ink, ground, clip = self.palette().windowText().color(), ground_of(self), visible_part(self)
+        return [DrawnText(name, in_window(self, rect), em_px(self.font()), ink, "heads: key names",
+                          clip, ground)
+                for name, rect in zip(self.names, self.name_rects(), strict=False)]
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        return []

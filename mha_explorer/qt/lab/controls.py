@@ -48,6 +48,8 @@ class LabControls(QWidget):
         self.stage_button, self.export_button = QPushButton("Open in stage view"), QPushButton("Export…")
         self.error = QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #B00020")
+        for spin in (self.heads, self.d_model, self.layers, self.steps, self.seed):
+            spin.refused.connect(self.error.setText)  # a number the field could not read
         self.progress = QLabel()
         self.progress.setWordWrap(True)
         box = QVBoxLayout(self)

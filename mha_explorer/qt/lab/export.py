@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mha_explorer.core.lab.files import refuse_links, write_atomic
 from mha_explorer.core.system.safe_files import check_target
+from mha_explorer.core.text.xml_chars import well_formed
 
 
 def csv_bytes(header: list[str], rows: list[list]) -> bytes:
@@ -25,18 +26,30 @@ def csv_bytes(header: list[str], rows: list[list]) -> bytes:
     return out.getvalue().encode()
 
 
+COMPARISON_HEADER = ["heads", "steps_to_95", "final_accuracy", "mean_entropy_bits", "entropy_bits_per_head",
+                     "removable_heads"]
+
+
+def comparison_rows(summaries: dict[int, dict]) -> list[list]:
+    """One row per head count (the page's table reads these alone: the curves' rows of a
+    long loaded run took seconds to build)."""
+    rows = []
+    for h, s in sorted(summaries.items()):
+        bits, pr = s["final_entropy"], s.get("pruning")
+        rows.append([h, s["steps_to_95"] if s["steps_to_95"] is not None else "",
+                     s["final_accuracy"], sum(bits) / len(bits) if bits else "",
+                     " ".join(f"{b:.3f}" for b in bits), pr["removable"] if pr else ""])
+    return rows
+
+
 def summary_tables(summaries: dict[int, dict]) -> dict[str, tuple[list[str], list[list]]]:
     """The lab's tables by file stem: header and rows, from the runs' summaries."""
-    curves, entropy, comparison, ablation, pruning = [], [], [], [], []
+    curves, entropy, ablation, pruning = [], [], [], []
     for h, s in sorted(summaries.items()):
         curves += [[h, int(st), lo, acc] for st, lo, acc in s["curve"].tolist()]
         for step, bits in zip(s["entropy_steps"].tolist(), s["entropy"].tolist(), strict=True):
             entropy += [[h, step, i, b] for i, b in enumerate(bits)]
-        bits = s["final_entropy"]
         pr = s.get("pruning")
-        comparison.append([h, s["steps_to_95"] if s["steps_to_95"] is not None else "",
-                           s["final_accuracy"], sum(bits) / len(bits) if bits else "",
-                           " ".join(f"{b:.3f}" for b in bits), pr["removable"] if pr else ""])
         if s.get("ablation"):
             drops = s["ablation"]["drops"]
             ablation += [[h, rank + 1, i, drops[i]] for rank, i in enumerate(s["ablation"]["ranking"])]
@@ -46,8 +59,7 @@ def summary_tables(summaries: dict[int, dict]) -> dict[str, tuple[list[str], lis
     return {
         "curves": (["heads", "step", "loss", "accuracy"], curves),
         "entropy": (["heads", "step", "head", "entropy_bits"], entropy),
-        "comparison": (["heads", "steps_to_95", "final_accuracy", "mean_entropy_bits",
-                        "entropy_bits_per_head", "removable_heads"], comparison),
+        "comparison": (COMPARISON_HEADER, comparison_rows(summaries)),
         "ablation": (["heads", "rank", "head", "accuracy_drop"], ablation),
         "pruning": (["heads", "removed", "last_removed_head", "accuracy"], pruning),
     }
@@ -101,4 +113,4 @@ def draw(widget, title: str, ext: str) -> bytes:
     if ext == "png" and not target.save(buffer, "PNG"):
         raise OSError(f"could not draw {title}.{ext}")
     buffer.close()
-    return bytes(data.data())
+    return bytes(data.data()) if ext == "png" else well_formed(bytes(data.data()))

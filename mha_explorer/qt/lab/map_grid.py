@@ -16,12 +16,14 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from mha_explorer.core.display.token_ticks import label_step, spaced_positions
 from mha_explorer.qt.colormaps import lookup_table
+from mha_explorer.qt.drawn import axis_texts, em_px, ground_of, item_in_window, map_shape, visible_part
+from mha_explorer.qt.picture import DrawnShape, DrawnText
 
 MAX_COLUMNS = 8
 TITLE_SIZE = "9pt"
@@ -69,9 +71,9 @@ class MapCell(pg.GraphicsLayout):
         self.left = pg.AxisItem("left", linkView=self.view)
         self.bottom = pg.AxisItem("bottom", linkView=self.view)
         for axis in (self.left, self.bottom):
-            axis.setTextPen(ink)
             # drawn once into a pixmap: a refreshed map repaints without re-laying its text
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.set_ink(ink)
         self.left.setWidth(LEFT_AXIS_PX)  # fixed: a map is made square before its axes are filled
         self.bottom.setHeight(BOTTOM_AXIS_PX)
         self.addItem(self.left, row=1, col=0)
@@ -92,6 +94,31 @@ class MapCell(pg.GraphicsLayout):
             self.set_size(tokens)
             self.set_ticks(labels, step, left, bottom)
             self._show_title()
+
+    def set_ink(self, ink: QColor) -> None:
+        """The theme's text colour for the title and the token names (a theme switch)."""
+        self.ink = QColor(ink)
+        for axis in (self.left, self.bottom):
+            axis.setTextPen(self.ink)
+        if self.title.text:
+            self.title.setText(self.title.text, size=TITLE_SIZE, color=self.ink)
+
+    def drawn_texts(self, view) -> list[DrawnText]:
+        """The title over the map and the token names beside and under it, in ``view``."""
+        if not self.isVisible() or self.opacity() == 0.0:
+            return []
+        ground = ground_of(view)
+        owner = f"lab map: {self.full_title}"
+        texts = [*axis_texts(self.left, view, owner, ground), *axis_texts(self.bottom, view, owner, ground)]
+        item = self.title.item
+        if self.title.text:
+            font = QFont(item.font())
+            font.setPointSizeF(float(TITLE_SIZE.removesuffix("pt")))  # the markup's size
+            margin = item.document().documentMargin()
+            box = item.boundingRect().adjusted(margin, margin, -margin, -margin)
+            texts.append(DrawnText(item.toPlainText(), item_in_window(view, item, box), em_px(font),
+                                   self.ink, owner, visible_part(view), ground))  # its markup's
+        return texts
 
     def set_size(self, tokens: int) -> None:
         self.view.setRange(xRange=(0, tokens), yRange=(0, tokens), padding=0)
@@ -270,3 +297,23 @@ class MapGrid(pg.GraphicsLayoutWidget):
     def cells(self) -> list[MapCell]:
         """The cells shown now, in head order."""
         return list(self._placed)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_pool"):
+            self._ink = self.palette().color(QPalette.ColorRole.WindowText)  # a theme switch
+            for cell in self._pool:
+                cell.set_ink(self._ink)
+            self.resetCachedContent()  # the old theme's background, else, stays under the maps
+
+    # what a picture check reads ----------------------------------------------------------
+    def drawn_texts(self) -> list[DrawnText]:
+        if not self.isVisible():
+            return []
+        return [t for cell in self._placed for t in cell.drawn_texts(self)]
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        if not self.isVisible():
+            return []
+        return [shape for cell in self._placed if cell.isVisible() and cell.opacity() > 0.0
+                for shape in map_shape(self, cell.view, f"lab map: {cell.full_title}", cell.full_title)]

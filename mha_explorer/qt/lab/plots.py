@@ -55,6 +55,10 @@ class CurvePlot(pg.PlotWidget):
         if curve is None:
             curve = self.plot(name=name, pen=pg.mkPen(color, width=2), symbol=symbol,
                               symbolBrush=color, symbolSize=6)
+            # a long run (a loaded one may have 100,000 points) is drawn at about one point per
+            # pixel, keeping each pixel's highest and lowest: one draw stays short
+            curve.setDownsampling(auto=True, method="peak")
+            curve.setClipToView(True)
             self._curves[name] = curve
         curve.setData(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
         return curve
@@ -76,7 +80,7 @@ class CurvePlot(pg.PlotWidget):
 
     def curve_data(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Every curve's x and y (for export)."""
-        return {name: c.getData() for name, c in self._curves.items()}
+        return {name: c.getOriginalDataset() for name, c in self._curves.items()}  # not the drawn subset
 
     def fix_x(self, upto: float | None) -> None:
         """Steps 0..``upto`` across for a whole run, so the bottom axis is not laid out

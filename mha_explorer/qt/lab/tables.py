@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QSpinBox, QTableWidget, QTableWidgetItem
 
-from mha_explorer.qt.lab.export import summary_tables
+from mha_explorer.core.system.typed_input import whole_number
+from mha_explorer.qt.lab.export import comparison_rows
+from mha_explorer.qt.whole_spin import WholeSpinBox
 
 COMPARISON_COLUMNS = ("heads", "steps to 95 %", "final accuracy", "mean entropy (bits)",
                       "entropy per head (bits)", "removable heads")
@@ -13,7 +15,7 @@ COMPARISON_COLUMNS = ("heads", "steps to 95 %", "final accuracy", "mean entropy 
 def parse_head_counts(text: str, d_model: int) -> tuple[int, ...]:
     """Head counts from '1,2,4'; ValueError with a one-line reason."""
     try:
-        counts = tuple(dict.fromkeys(int(p) for p in text.split(",")))
+        counts = tuple(dict.fromkeys(whole_number(p) for p in text.split(",")))
     except ValueError:
         raise ValueError(f"head counts must be whole numbers separated by commas, got '{text}'") from None
     bad = [h for h in counts if h < 1 or d_model % h]
@@ -24,7 +26,7 @@ def parse_head_counts(text: str, d_model: int) -> tuple[int, ...]:
 
 def fill_comparison(table: QTableWidget, summaries: dict[int, dict]) -> None:
     """One row per head count: the same numbers lab-comparison.csv holds."""
-    rows = summary_tables(summaries)["comparison"][1]
+    rows = comparison_rows(summaries)
     table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         shown = [row[0], row[1] if row[1] != "" else "not reached", f"{row[2]:.1%}",
@@ -44,7 +46,7 @@ def fill_ranking(table: QTableWidget, ablation: dict | None) -> None:
 
 
 def spin_box(low: int, high: int, value: int) -> QSpinBox:
-    spin = QSpinBox()
+    spin = WholeSpinBox()  # "1,0" is refused, not read as 10
     spin.setRange(low, high)
     spin.setValue(value)
     return spin

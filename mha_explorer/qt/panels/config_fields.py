@@ -28,6 +28,7 @@ from mha_explorer.core.config import FIELD_LABELS, MHAConfig, sentence_tokens
 from mha_explorer.core.config.presets import PRESETS
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.whole_spin import WholeSpinBox
 
 CUSTOM = "Custom"
 KV_MODES = ("MHA", "GQA", "MQA")
@@ -88,7 +89,7 @@ def describe(widget: QWidget, name: str, tip: str) -> QWidget:
 
 
 def spin(name: str, tip: str, maximum: int, minimum: int = 1) -> QSpinBox:
-    spin = QSpinBox()
+    spin = WholeSpinBox()  # "64,64" is refused, not read as 6464
     spin.setRange(minimum, maximum)
     spin.setKeyboardTracking(True)  # every typed digit is an edit; the controller debounces
     spin.setGroupSeparatorShown(True)
@@ -131,6 +132,10 @@ class FieldBox(QWidget):
                 row.addWidget(w, 0, Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag(0))
             if all(isinstance(w, (QCheckBox, QToolButton)) for w in widgets):
                 row.addStretch(1)  # buttons keep their own width, left-aligned
+            for w in widgets:
+                if isinstance(w, WholeSpinBox):  # a number it could not read is said here too
+                    w.refused.connect(self._show_refused)
+        self._refused = ""
 
         self.error_label = QLabel()
         self.error_label.setObjectName(f"error_{field}")
@@ -154,7 +159,7 @@ class FieldBox(QWidget):
         self.clear_error()
         self.error_label.setText(f"⚠ {message}")
         self.error_label.show()
-        for i, suggestion in enumerate(suggestions):
+        for suggestion in suggestions:
             text = suggestion_text(suggestion)
             button = QPushButton(text)
             button.setObjectName(suggestion_name(suggestion))
@@ -162,9 +167,30 @@ class FieldBox(QWidget):
             button.clicked.connect(lambda _=False, s=suggestion: on_pick(s))
             if self.space_filter is not None:
                 button.installEventFilter(self.space_filter)
-            self._grid.addWidget(button, i // SUGGESTION_COLUMNS, i % SUGGESTION_COLUMNS)
             self.suggestion_buttons.append(button)
+        columns = self._suggestion_columns()
+        for i, button in enumerate(self.suggestion_buttons):
+            self._grid.addWidget(button, i // columns, i % columns)
         self.suggestion_area.setVisible(bool(suggestions))
+
+    def _suggestion_columns(self) -> int:
+        """Two fixes side by side where both fit the field's width, else one under the other:
+        two wide buttons ("d_model 4,104") widened the form past its dock, cutting the
+        message above them on the right."""
+        widest = max((b.sizeHint().width() for b in self.suggestion_buttons), default=0)
+        spacing = self._grid.horizontalSpacing()
+        columns = SUGGESTION_COLUMNS
+        while columns > 1 and columns * widest + (columns - 1) * spacing > self.width():
+            columns -= 1
+        return columns
+
+    def _show_refused(self, message: str) -> None:
+        """A number a field could not read, under it; gone once it reads."""
+        if message:
+            self.show_error(message, [], lambda _fix: None)
+        elif self._refused and self.error_label.text() == f"⚠ {self._refused}":
+            self.clear_error()
+        self._refused = message
 
     def clear_error(self) -> None:
         self.error_label.hide()

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.config import ALIGNMENTS, CAPS, DEVICES, DTYPES, MHAConfig, sentence_tokens
 from mha_explorer.core.config.edits import merge_edits
+from mha_explorer.core.models import runtime
+from mha_explorer.core.models.catalog import model_named
 from mha_explorer.core.variants.grouped import gqa_default
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.config_fields import (
@@ -328,6 +330,8 @@ class ControlsPanel(QWidget):
             self._edit(n_kv_heads=value)
 
     def _on_seq(self, value: int) -> None:
+        if self._syncing:  # the config's own length (another model's tokens), not one typed
+            return
         show_note(self.sentence_note, sentence_note(self.sentence_edit.text(), value,
                                                     self.sentence_edit.maxLength()))
         self._edit(seq=value)
@@ -347,6 +351,17 @@ class ControlsPanel(QWidget):
     def _on_config_changed(self, cfg: MHAConfig) -> None:
         self._pending = {}
         self._sync(cfg)
+
+    def _sentence_words(self, cfg: MHAConfig) -> tuple[str, ...]:
+        """The words the sentence box shows: a trained model's pieces as the words they read
+        (the labels show the pieces), and while a text is being read, the words typed; other
+        tokens as they are."""
+        reading = self._controller.reading
+        shown = reading.config if reading is not None else cfg
+        model = model_named(shown.weights)
+        if model is None or not runtime.owns(model, shown.tokens):
+            return tuple(shown.tokens or ())  # words, or random weights on the tokens as they are
+        return tuple(runtime.words_of(shown.tokens, (model,)) or ())
 
     def _show_error(self, error) -> None:
         for box in self.boxes.values():
@@ -380,8 +395,11 @@ class ControlsPanel(QWidget):
             show_head_sharing(self, cfg, self._kv_mode)
             set_value(self.batch_spin, cfg.batch)
             set_value(self.seq_spin, cfg.T)
-            if sentence_tokens(self.sentence_edit.text()) != (cfg.tokens or ()):
-                self.sentence_edit.setText(" ".join(cfg.tokens or ()))
+            words = self._sentence_words(cfg)
+            if sentence_tokens(self.sentence_edit.text()) != words:
+                self.sentence_edit.setText(" ".join(words))
+                if words:  # a sentence from elsewhere (a model's own text) sets T: nothing to say
+                    show_note(self.sentence_note, "")
             self.cross_check.setChecked(cfg.kv_seq is not None)
             set_value(self.kv_seq_spin, cfg.S)
             self.kv_seq_spin.setEnabled(cfg.kv_seq is not None)

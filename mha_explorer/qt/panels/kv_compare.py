@@ -1,6 +1,7 @@
 """The KV cache of this model size under each attention variant, side by side, for the
-Parameters & memory dock: MHA, GQA, MQA, the latent family's cache and a sliding window, in bytes per token,
-per sequence and per batch (and for the whole model when a preset gives the layer count).
+Parameters & memory dock: MHA, GQA, MQA, the latent family's cache and the config's sliding window
+(when it has one), in bytes per token, per sequence and per batch (and for the whole model when
+the trained model or a preset gives the layer count).
 
 The numbers are core/kv_compare.py's; this widget only lays them out. A bar in each row
 shows the per-sequence bytes against MHA's, so the saving reads at a glance.
@@ -8,35 +9,26 @@ shows the per-sequence bytes against MHA's, so the saving reads at a glance.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from mha_explorer.core.config import MHAConfig
-from mha_explorer.core.config.presets import PRESETS
-from mha_explorer.core.plan.kv_cache import KVRow, kv_compare_rows
+from mha_explorer.core.plan.kv_cache import KVRow, kv_compare_rows, model_layers
 from mha_explorer.core.units import format_bytes
 
 COLUMNS = ("Variant", "Setting", "Per token (formula)", "Per token", "Tokens cached", "Per sequence",
            "Per batch", "Whole model", "vs MHA", "Per sequence vs MHA")
 BAR_CELLS = 10  # characters of the text bar at 100 %
 EIGHTHS = " ▏▎▍▌▋▊▉"
-
-
-def layers_for(cfg: MHAConfig) -> int:
-    """The layer count of the preset whose architecture ``cfg`` has, else 1."""
-    for preset in PRESETS.values():
-        if preset.layers > 1 and preset.apply(cfg) == cfg:
-            return preset.layers
-    return 1
 
 
 def row_texts(row: KVRow, mha: KVRow) -> tuple[str, ...]:
@@ -72,6 +64,9 @@ class KVCompareTable(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setAccessibleName("KV cache by variant")
+        # every row in sight, no scroll bar of its own down: the page it is on scrolls
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)
@@ -84,7 +79,7 @@ class KVCompareTable(QWidget):
 
     def refresh(self) -> None:
         cfg = self.controller.config
-        self.layers = layers_for(cfg)
+        self.layers = model_layers(cfg)
         self.rows = kv_compare_rows(cfg, self.layers)
         mha = self.rows[0]
         self.caption.setText(
@@ -115,3 +110,18 @@ class KVCompareTable(QWidget):
                 self.table.setItem(r, c, item)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setCurrentCell(-1, -1)  # nothing to select or edit: no focus frame on a cell
+        self._fit_rows()
+
+    def _fit_rows(self) -> None:
+        """As tall as the header, every row and the sideways scroll bar its ten columns need."""
+        table = self.table
+        table.resizeRowsToContents()
+        rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+        bar = table.horizontalScrollBar().sizeHint().height()
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows
+                             + 2 * table.frameWidth() + bar)
+
+    def changeEvent(self, event) -> None:  # Qt's API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # presentation's type: taller rows
+            self._fit_rows()

@@ -14,7 +14,6 @@ from mha_explorer.core.plan.build import Plan
 from mha_explorer.core.plan.kv_cache import kv_formula
 from mha_explorer.core.units import format_bytes, format_count
 from mha_explorer.qt.controller import Controller
-from mha_explorer.qt.scrolling import scroll_area
 
 MAX_TERMS = 8  # four weights and, with bias, four bias vectors
 TYPE_SCALE = 1.15  # the panel reads a little larger than the window's type
@@ -56,12 +55,10 @@ class ParamsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("params_panel")
         self._controller = controller
-        # the grid scrolls rather than squeezes the docks beside it
-        content = QWidget()
-        content.setObjectName("params_content")
-        # fit the width, wrapping formulas, so the counts on the right are never cut off
-        scroll_area(content, fill=self)
-        grid = QGridLayout(content)
+        # no scroll area of its own: the page it is on scrolls (one inside another left two
+        # rows of each in sight at 1280×720); the formulas wrap to the width, so the counts
+        # on the right are never cut off
+        grid = QGridLayout(self)
         grid.setContentsMargins(10, 8, 10, 8)
         grid.setHorizontalSpacing(14)
         grid.setVerticalSpacing(4)

@@ -35,6 +35,9 @@ class StageStepper(QWidget):
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("stage_stepper")
+        # never taller than its rows: a dock restored from presentation's larger type (leaving
+        # a window started with --present) stretched the buttons to twice their height
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self._controller = controller
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)

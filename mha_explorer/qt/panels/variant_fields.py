@@ -31,6 +31,7 @@ from mha_explorer.core.variants.registry import FAMILIES, KINDS, changes_for, fa
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.panels.config_fields import suggestion_name, suggestion_text
 from mha_explorer.qt.shell.theme import grows_with_text
+from mha_explorer.qt.whole_spin import WholeSpinBox
 
 ATTENTION_KINDS = KINDS
 KIND_TIPS = {kind: tip for family in FAMILIES for kind, tip in family.kind_tips.items()}
@@ -72,7 +73,7 @@ def fix_text(suggestion: dict[str, Any]) -> str:
 
 
 def _spin(name: str, special: str, tip: str) -> QSpinBox:
-    box = QSpinBox()
+    box = WholeSpinBox()  # "1,0" is refused, not read as 10
     box.setRange(0, CAPS.get(name, 1 << 20))
     box.setSpecialValueText(special)  # 0 shows as auto / none / off
     box.setGroupSeparatorShown(True)
@@ -128,6 +129,7 @@ class VariantFields(QWidget):
         for name, box in self.spins.items():
             box.valueChanged.connect(
                 lambda value, name=name: self._edit({name: self._field_value(name, value)}))
+            box.refused.connect(self._show_refused)
         controller.config_changed.connect(lambda _cfg: self.refresh())
         controller.validation_changed.connect(self.show_error)
         self.refresh()
@@ -207,6 +209,11 @@ class VariantFields(QWidget):
         if self.controller.error is None:
             self._pending = {}
             self.show_error(None)
+
+    def _show_refused(self, message: str) -> None:
+        """A number the field could not read, said where the group's mistakes are."""
+        self.error_label.setText(message)
+        self.error_label.setVisible(bool(message))
 
     def show_error(self, err: ConfigError | None) -> None:
         """The mistake and its fixes, when it is about one of this group's fields."""

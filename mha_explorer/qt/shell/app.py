@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication
 
@@ -20,6 +19,7 @@ from mha_explorer.qt.early_engine import EarlyEngine, FirstRunEarly
 from mha_explorer.qt.shell.interrupts import exit_code, quit_on_sigint
 from mha_explorer.qt.shell.main_window import MainWindow
 from mha_explorer.qt.shell.settings import Preferences
+from mha_explorer.qt.stall_watchdog import watchdog_from_env
 
 
 def application() -> QApplication:
@@ -54,11 +54,14 @@ def run_app(config: MHAConfig, prefs: Preferences, *, stage: str | None = None,
     see build_window."""
     app = application()
     sigint = quit_on_sigint(app)  # Ctrl+C quits with 130, from before the window exists
+    watchdog_from_env(app)  # MHA_EXPLORER_STALL_MS: every longer stop of the event loop, on stderr
     window = build_window(config, prefs, stage=stage, early=early)
     if theme:
         window.set_theme(theme)
     window.show()
+    if early is not None:
+        early.go()  # its torch import, if it has not begun: the window's own imports are done
     if present:
         window.set_presentation(True)
-    QTimer.singleShot(0, window.compute_gate.start)  # torch loads after the first paint
+    window.compute_after_first_frame()  # torch loads after the first frame is on screen
     return exit_code(sigint, app.exec())

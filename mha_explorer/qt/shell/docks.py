@@ -14,6 +14,9 @@ import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow, QWidget
 
+# docks without a title bar in every mode: the stage timeline runs across the window's top like a
+# tool bar; its "Stages" bar took 22 of the rows a 720-row screen has for the diagram
+BARE = ("stages",)
 QT_PARTS = {  # object name: (accessible name, tool tip)
     "qt_menubar_ext_button": ("More menus", "Menus that do not fit the window"),
     "ScrollLeftButton": ("Earlier tabs", "Show the tabs to the left"),
@@ -57,6 +60,8 @@ class DockShell:
         self.window.addDockWidget(area, dock)
         self.docks[key] = dock
         self.describe_buttons(dock)
+        if key in BARE:
+            dock.setTitleBarWidget(self._bare(key))
         return dock
 
     def add_later(self, key: str, title: str, build: Callable[[], QWidget], area: Qt.DockWidgetArea,
@@ -113,9 +118,10 @@ class DockShell:
         """Show the docks' title bars, or swap in empty ones (presentation mode: no
         dragging panels about in front of a class, and the room goes to the stage)."""
         for key, dock in self.docks.items():
-            if visible:
-                dock.setTitleBarWidget(None)
-            else:
-                if key not in self._bare_titles:
-                    self._bare_titles[key] = QWidget(dock)
-                dock.setTitleBarWidget(self._bare_titles[key])
+            dock.setTitleBarWidget(None if visible and key not in BARE else self._bare(key))
+
+    def _bare(self, key: str) -> QWidget:
+        """The empty title bar that stands in for ``key``'s."""
+        if key not in self._bare_titles:
+            self._bare_titles[key] = QWidget(self.docks[key])
+        return self._bare_titles[key]

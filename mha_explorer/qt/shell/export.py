@@ -26,6 +26,7 @@ from mha_explorer.core.specs.export import DEFAULT_SIZE, FORMATS, check_folder, 
 from mha_explorer.core.system.interrupts import checkpoint
 from mha_explorer.core.plan.build import build_plan
 from mha_explorer.core.text.tables import write_tables
+from mha_explorer.core.text.xml_chars import well_formed
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.stage.stage_view import StageView
 
@@ -88,7 +89,7 @@ def svg_bytes(widget: QWidget, title: str) -> bytes:
     if not painter.end():
         raise OSError("the SVG could not be finished")
     buffer.close()
-    return preserve_spaces(bytes(data))
+    return well_formed(preserve_spaces(bytes(data)))  # a control character in a token is not XML
 
 
 def preserve_spaces(svg: bytes) -> bytes:

@@ -24,7 +24,7 @@ CONTROLS_WIDTH = 300
 WIDE_LAYOUT = 1600  # narrower, the heads sit beside the stage and the tables under it
 SMALL_LAYOUT = 1240  # narrower still, the heads lead the tabs under the stage
 BOTTOM_SHARE = 0.3  # of the height, for the heads and the tables under the stage
-NARROW_BOTTOM_SHARE = 0.24  # a laptop's 720 rows: the stage needs them more
+NARROW_BOTTOM_SHARE = 0.2  # a laptop's 720 rows: the diagram keeps 300 of them
 SMALL_BOTTOM_SHARE = 0.36  # the heads under the stage need rows for their maps
 NARROW_HEADS_SHARE = 0.3  # of the width, for the heads beside the stage
 # of the screen's width on 1920×1080: the chosen head large and nearly square with the others

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt
+from PySide6.QtCore import QRect, QSize, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
@@ -42,11 +42,14 @@ if TYPE_CHECKING:
     from mha_explorer.qt.shell.about_dialog import AboutDialog
     from mha_explorer.qt.shell.help_dialog import HelpDialog
     from mha_explorer.qt.shell.key_help import KeyHelpOverlay
+    from mha_explorer.qt.trained.compare_window import CompareWindow
 
 WINDOW_TITLE = "MHA Explorer"
 # the docks that start behind another tab: their panels are built after the first paint
 BEHIND_TABS = ("params", "layers", "generation")
 HEADS_MODULE = "mha_explorer.qt.heads.heads_panel"  # with pyqtgraph and numpy under it
+# a window that is never painted (started minimised) still computes, this long after it asked
+FIRST_FRAME_WAIT_MS = 5000
 
 
 class MainWindow(FirstPaint, QMainWindow):
@@ -85,6 +88,7 @@ class MainWindow(FirstPaint, QMainWindow):
 
         self._key_help: KeyHelpOverlay | None = None  # made when first asked for (?, F1)
         self.help_dialog: HelpDialog | None = None
+        self.compare_window: CompareWindow | None = None  # View → Compare models, made when opened
         self._presenter = Presenter(self)
         self._default_layout_pending = False
         self._placed = False  # a saved geometry was restored: the window goes where it was
@@ -95,6 +99,7 @@ class MainWindow(FirstPaint, QMainWindow):
 
         self.actions: dict[str, QAction] = {}
         self.compute_gate = ComputeGate(self)  # a costly restored config waits to be asked for
+        self._gate_after_paint = False
         build_menus(self)
         self.describe_qt_parts()
         self.set_theme(self._theme, remember=False)
@@ -164,8 +169,24 @@ class MainWindow(FirstPaint, QMainWindow):
             self._default_layout_pending = False
             self.apply_default_layout()
 
+    def compute_after_first_frame(self) -> None:
+        """Open the compute gate once the first frame is on screen. Opened in the event loop's
+        first turn, it came before the frame (X answers the window's mapping later), and the
+        threads it starts (torch's import, or the early engine's answer and the heads'
+        modules) held the interpreter lock while the window drew: the frame came 0.3-0.7 s
+        after the window was mapped on two cores."""
+        self._gate_after_paint = True
+        QTimer.singleShot(FIRST_FRAME_WAIT_MS, self._open_compute_gate)
+
+    def _open_compute_gate(self) -> None:
+        if self._gate_after_paint:
+            self._gate_after_paint = False
+            self.compute_gate.start()
+
     def after_first_paint(self) -> None:
         """What the first frame can do without, each in an event-loop turn of its own."""
+        if self._gate_after_paint:  # a zero timer from the paint runs once the frame is flushed
+            QTimer.singleShot(0, self._open_compute_gate)
         later = self.controller.later
         later.schedule("weights_available", self.weights_panel.learn_availability)
         for key in BEHIND_TABS:
@@ -250,6 +271,19 @@ class MainWindow(FirstPaint, QMainWindow):
         self.help_dialog.show()
         self.help_dialog.raise_()
         return self.help_dialog
+
+    def show_compare(self) -> CompareWindow:
+        """Every trained model side by side on one text, in a window of its own (made when
+        first opened; it closes with this window)."""
+        if self.compare_window is None:
+            from mha_explorer.qt.trained.compare_window import CompareWindow
+
+            self.compare_window = CompareWindow(self.controller, self.controller.jobs, self)
+            self.compare_window.resize(self.width() * 9 // 10, self.height() * 9 // 10)
+        self.compare_window.show()
+        self.compare_window.raise_()
+        self.compare_window.activateWindow()
+        return self.compare_window
 
     def show_about(self) -> AboutDialog:
         from mha_explorer.qt.shell.about_dialog import AboutDialog  # the install records: when asked

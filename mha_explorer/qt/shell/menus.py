@@ -1,12 +1,15 @@
 """The window's menus and their shortcuts, in one place. Every action is also
-added to the window, so its shortcut works while the menus are hidden."""
+added to the window, so its shortcut works while the menus are hidden, and a command's chord
+(Ctrl, Alt or a function key) works wherever the focus is (``CommandKeys``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QApplication
 
 from mha_explorer.qt.shell.theme import THEMES
 
@@ -29,6 +32,54 @@ def add_action(window: MainWindow, key: str, text: str, shortcut, slot, menu, ti
     window.addAction(action)  # shortcuts work while menus are hidden (presentation mode)
     window.actions[key] = action
     return action
+
+
+COMMAND_MODIFIERS = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+FUNCTION_KEYS = range(Qt.Key.Key_F1.value, Qt.Key.Key_F35.value + 1)
+
+
+def is_command(sequence: QKeySequence) -> bool:
+    """A chord with Ctrl or Alt, or a function key: never text a field would type. Plain keys
+    (the arrows, Space, ?) stay with a focused field."""
+    if sequence.count() != 1:
+        return False
+    combo = sequence[0]
+    return bool(combo.keyboardModifiers() & COMMAND_MODIFIERS) or combo.key().value in FUNCTION_KEYS
+
+
+class CommandKeys(QObject):
+    """The window's command shortcuts win over a focused text field or spin box. Before a key
+    reaches a shortcut, Qt asks the focused widget whether it wants the key itself
+    (ShortcutOverride); a line edit claims its editing keys, and on X11 those include Ctrl+E
+    (end of line), so File → Export did nothing while a field had the focus. For a chord that
+    is one of the window's commands the question is answered "no" here, so the shortcut runs.
+    Only the widget with the focus is watched (an application-wide filter would see every
+    event of every widget: a theme switch sends thousands)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._watched: QObject | None = None
+        QApplication.instance().focusChanged.connect(self._on_focus)
+
+    def _on_focus(self, _old, new) -> None:
+        if self._watched is not None and shiboken6.isValid(self._watched):
+            self._watched.removeEventFilter(self)
+        self._watched = None
+        if new is not None and shiboken6.isValid(self) and new.window() is self._window:
+            new.installEventFilter(self)
+            self._watched = new
+
+    def _commands(self) -> set[QKeySequence]:
+        return {seq for action in self._window.actions.values() if action.isEnabled()
+                for seq in action.shortcuts() if is_command(seq)}
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+                and QKeySequence(event.keyCombination()) in self._commands()):
+            event.ignore()  # not the field's: the window's shortcut takes it
+            return True
+        return False
 
 
 def build_menus(window: MainWindow) -> None:
@@ -65,6 +116,8 @@ def build_menus(window: MainWindow) -> None:
         window.actions[f"toggle_{key}"] = toggle
     add_action(window, "lab", "Head &lab", "Ctrl+L", window.lab.show, view,
                "Train small attention models, watch heads specialise, ablate and prune them (Ctrl+L)")
+    add_action(window, "compare", "Compare &models", "Ctrl+K", window.show_compare, view,
+               "Every trained model side by side on one text: MHA, MQA and GQA (Ctrl+K)")
     code = add_action(window, "toggle_code", "&Code beside the diagram", "Ctrl+Shift+C",
                       window.stage_view.set_code_visible, view,
                       "Show or hide the PyTorch code (Ctrl+Shift+C; presentation hides it)",
@@ -94,6 +147,8 @@ def build_menus(window: MainWindow) -> None:
     add_action(window, "reduced_motion", "Reduced &motion", "Ctrl+Shift+M",
                window.set_reduced_motion, view,
                "Jump between stages instead of sliding", checkable=True)
+
+    window.command_keys = CommandKeys(window)
 
     help_menu = bar.addMenu("&Help")
     add_action(window, "help", "&How to use", "F1", window.show_help, help_menu,

@@ -35,6 +35,8 @@ from PySide6.QtCore import QByteArray, QCoreApplication, QObject, QSettings, QTi
 from mha_explorer.core.config import ConfigError, MHAConfig
 from mha_explorer.core.system import safe_files
 from mha_explorer.core.system.env import SETTINGS_ENV, settings_from_env
+from mha_explorer.core.system.typed_input import TypedInputError, whole_number
+from mha_explorer.qt.shell.settings_ini import ini_values, same_value, without_serialised_types
 
 try:
     import fcntl
@@ -146,6 +148,7 @@ class Preferences(QObject):
         self._memory: dict[str, object] | None = None  # set when the file is ignored
         self._save_error: str | None = None
         self._timer: QTimer | None = None
+        self._changed: set[str] = set()  # keys this window set since it last read or wrote the file
         self._location = self._choose_location(path)
         remove_stale_copies()
         self._copy_dir = tempfile.mkdtemp(prefix=COPY_PREFIX)
@@ -154,12 +157,23 @@ class Preferences(QObject):
         data = self._read_location()
         self._saved = data or b""
         if data:
-            self._copy.write_bytes(data)
+            self._copy.write_bytes(self._readable(data))
         self._qs = QSettings(str(self._copy), QSettings.Format.IniFormat)
         self._holder = [self._qs]
         weakref.finalize(self, _discard_copy, self._holder, self._copy_dir, lock_fd)
         if self._memory is None:
             self._check_contents()
+
+    def _readable(self, data: bytes) -> bytes:
+        """The file's bytes for QSettings to read, without the values it would deserialise
+        as Qt types (said once; the next save leaves them out)."""
+        clean, dropped = without_serialised_types(data)
+        if dropped:
+            message = (f"{self.file_name}: ignored {len(dropped)} value(s) this app does not write "
+                       f"(serialised Qt types), first {dropped[0][:40]!r}")
+            log.warning(message)
+            self.warnings.append(message)
+        return clean
 
     # where, and is it ours ----------------------------------------------------------
     def _choose_location(self, path) -> Path:
@@ -221,13 +235,16 @@ class Preferences(QObject):
         if self._memory is not None:
             self._memory[key] = value
             return
+        if same_value(self._qs.value(key), value):
+            return  # not a change of this window's: another window's newer value may stand
         self._qs.setValue(key, value)
+        self._changed.add(key)
         self._schedule_save()
 
     def _int(self, key: str) -> int | None:
         try:
-            return int(self._qs.value(key))
-        except (TypeError, ValueError):
+            return whole_number(str(self._qs.value(key)))
+        except TypedInputError:
             return None
 
     # the last config -----------------------------------------------------------
@@ -239,6 +256,8 @@ class Preferences(QObject):
             data = json.loads(str(raw))
         except ValueError:
             return self._config_ignored("it is not valid JSON")
+        except RecursionError:  # thousands of brackets deep: never a config of ours
+            return self._config_ignored("it is nested too deeply to be a configuration")
         if not isinstance(data, dict):
             return self._config_ignored("it is not a set of named settings")
         try:
@@ -310,6 +329,7 @@ class Preferences(QObject):
             return True
         if self._timer is not None:
             self._timer.stop()
+        self._take_others_values()
         self._qs.sync()
         try:
             data = self._copy.read_bytes() if self._qs.status() == QSettings.Status.NoError else None
@@ -319,11 +339,37 @@ class Preferences(QObject):
                 self._location.parent.mkdir(parents=True, exist_ok=True)
                 safe_files.write_bytes(self._location, data)
                 self._saved = data
+            self._changed.clear()
         except OSError as exc:
             self._report_save_failure(exc)
             return False
         self._save_error = None
         return True
+
+    def _take_others_values(self) -> None:
+        """Another window sharing the file saved since this one read or wrote it: its values
+        stay for every key this window has not changed itself, so a save here writes only
+        this window's own changes over them (merged per key, not the whole state)."""
+        try:
+            theirs = read_regular_file(self._location)
+        except OSError:
+            return  # the save below reports what is wrong with the file
+        if theirs is None or theirs == self._saved:
+            return
+        other = self._copy.with_name("other.ini")
+        try:
+            other.write_bytes(without_serialised_types(theirs)[0])
+            found = dict(ini_values(other))
+        except OSError:
+            return
+        finally:
+            other.unlink(missing_ok=True)
+        if not same_value(found.get("version"), FORMAT_VERSION):
+            return  # not a file of this version's: nothing of it to keep
+        for key, value in found.items():
+            if key not in self._changed:
+                self._qs.setValue(key, value)
+        self._saved = theirs  # seen: its values are merged into this window's
 
     def _report_save_failure(self, exc: OSError) -> None:
         message = (f"preferences not saved to {self._location}: {safe_files.describe(exc)}; "

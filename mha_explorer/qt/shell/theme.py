@@ -173,6 +173,7 @@ def text_pairs(theme: Theme) -> list[tuple[str, str, str]]:
         ("link on window", t.link, t.window),
         ("current stage", t.accent_text, t.accent),
         ("past stage", t.past_text, t.past),
+        ("a choice the weights fix (MHA / GQA / MQA)", t.past_text, t.past),
         ("inline error", t.error_text, t.error_bg),
         ("status-bar failure", t.error_on_window, t.window),
         ("quadratic term", t.quadratic_text, t.window),

@@ -64,8 +64,7 @@ def parameters_page(window: MainWindow) -> QScrollArea:
     from mha_explorer.qt.panels.parameters import ParamsPanel
 
     window.params_panel = ParamsPanel(window.controller)
-    window.kv_table = KVCompareTable(window.controller)
-    window.kv_table.setMinimumHeight(220)
+    window.kv_table = KVCompareTable(window.controller)  # as tall as its rows: the page scrolls
     return scrolled(window.params_panel, window.kv_table, name="parameters_scroll")
 
 

@@ -63,8 +63,8 @@ def _make_room(window: MainWindow, key: str, shown: bool) -> None:
         return  # a dock hidden while the window is being destroyed
     dock = window.docks[key]
     shell = window.shell
-    if shell.placing or dock.isFloating() or window.presenting:
-        return  # a layout being made chooses its own sizes
+    if shell.placing or dock.isFloating() or window.presenting or not _in_bottom_row(window, dock):
+        return  # a layout being made chooses its own sizes; a side column has its own height
     h = window.height()
     if shown:
         if shell.room_before is None:
@@ -78,10 +78,20 @@ def _make_room(window: MainWindow, key: str, shown: bool) -> None:
 def _give_back_room(window: MainWindow) -> None:
     shell = window.shell
     roomy = [shell.docks[k] for k in ROOMY_DOCKS]
-    if shell.room_before is None or any(d.isVisible() and not d.isFloating() for d in roomy):
+    # a roomy dock still in front in the bottom row keeps the room. A tab behind another is
+    # not hidden (isVisible stays true), it is out of sight: asking isVisible kept the room
+    # borrowed for good, the diagram ~150 rows short at 1280×720 once Generation was opened.
+    # One in a side column (Layers beside the configuration) has nothing to do with it.
+    if shell.room_before is None or any(
+            not d.isFloating() and not d.visibleRegion().isEmpty() and _in_bottom_row(window, d)
+            for d in roomy):
         return
     window.resizeDocks([shell.docks["shapes"]], [shell.room_before], Qt.Orientation.Vertical)
     shell.room_before = None
+
+
+def _in_bottom_row(window: MainWindow, dock) -> bool:
+    return window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
 
 
 def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = False) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter, QTransform
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QWidget
 
@@ -21,12 +21,14 @@ from mha_explorer.core.display.diagram import head_matrix
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.core.variants.registry import family_of
+from mha_explorer.qt.picture import DrawnShape, DrawnText, seen_rect
 from mha_explorer.qt.shell.first_paint import FirstPaint
 from mha_explorer.qt.shell.theme import theme_of
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_attention import build_scores, build_softmax, build_weighted_sum
 from mha_explorer.qt.stage.diagram_compose import Composer, StageContext
 from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
+from mha_explorer.qt.stage.diagram_items import BlockItem, GapItem, GridItem
 from mha_explorer.qt.stage.diagram_linear import build_input, build_output, build_project, build_view
 from mha_explorer.qt.stage.diagram_motion import Transition, duration_for
 from mha_explorer.qt.stage.diagram_reshape import build_merge, build_transpose
@@ -85,6 +87,7 @@ class StageDiagram(FirstPaint, QGraphicsView):
         # stages the classic drawings do not know (positions, RoPE, every stage of latent
         # attention, whose plan has no classic projection, view or transpose) are drawn generically
         self.generic = GenericStageView(self)
+        self.generic.setMinimumSize(0, 0)  # it covers the view, whatever size the view is given
         self.generic.setAutoFillBackground(True)
         self.generic.hide()
 
@@ -152,6 +155,51 @@ class StageDiagram(FirstPaint, QGraphicsView):
                 texts.append(text())
         return texts
 
+    # what is drawn, for the picture checks (qt/picture.py) ---------------------------------
+    def _shown_items(self) -> list:
+        """The current stage's items as they stand (none while the generic view draws)."""
+        self.run_held()
+        if not self.generic.isHidden():
+            return []
+        return [i for i in self._items if i.isVisible() and i.opacity() > 0.5]
+
+    def _to_window(self, item, rect: QRectF) -> QRectF:
+        """``rect`` in ``item``'s coordinates as window coordinates."""
+        on_view = self.viewportTransform().mapRect(item.sceneTransform().mapRect(rect))
+        return on_view.translated(self.viewport().mapTo(self.window(), QPoint(0, 0)))
+
+    def _px_per_point(self) -> float:
+        return self.logicalDpiY() / 72 * self.transform().m11()
+
+    def _clip(self) -> QRectF:
+        return seen_rect(self.viewport())
+
+    def drawn_texts(self) -> list[DrawnText]:
+        px, clip = self._px_per_point(), self._clip()
+        texts = []
+        for item in self._shown_items():
+            runs = getattr(item, "runs", None)
+            if runs is None:
+                continue
+            on = item.key if isinstance(item, BlockItem) else ""  # a block's tag lies on it
+            for run in runs():
+                texts.append(DrawnText(run.text, self._to_window(item, run.rect), run.points * px,
+                                       run.ink, "diagram", clip, run.ground or self._ink.background,
+                                       on=on))
+        return texts
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        px = self._px_per_point()
+        shapes = []
+        for item in self._shown_items():
+            if isinstance(item, BlockItem | GridItem | GapItem):
+                kind = "map" if isinstance(item, GridItem) else "tensor"
+                axes = ("query", "key") if isinstance(item, GridItem) else ("", "")
+                label = getattr(item, "label_points", 0.0)  # a gap is a part of a tensor
+                shapes.append(DrawnShape(self._to_window(item, item.body()), "diagram", item.key,
+                                         kind, label * px, axes))
+        return shapes
+
     # building ---------------------------------------------------------------------------
     def _context(self) -> StageContext:
         c = self._controller
@@ -160,7 +208,8 @@ class StageDiagram(FirstPaint, QGraphicsView):
         # height the picture needs (presentation keeps its own layout)
         beside = self._type_floor is None and w > WIDE * h
         return StageContext(c.config, c.plan, c.trace, c.batch_index, w, h, self._ink,
-                            head=min(c.head, c.config.H - 1), note_beside=beside)
+                            head=min(c.head, c.config.H - 1), note_beside=beside,
+                            presenting=self._type_floor is not None)
 
     def uses_generic(self, stage: str) -> bool:
         """Whether ``stage`` is drawn by the generic view rather than the classic builders."""
@@ -179,6 +228,7 @@ class StageDiagram(FirstPaint, QGraphicsView):
             composer = Composer(self._context())
             BUILDERS[stage](composer)
             composer.settle_note()
+            composer.settle()
         finally:
             style.set_type_floor(0.0)  # the header and an export measure at their own size
         return composer.items

@@ -33,8 +33,10 @@ from mha_explorer.qt.stage.diagram_data import scores_image, weights_image
 K_MAX = 96.0  # pixels per log unit for the grid: T = 8 draws at most 384 px
 GROWTH_ALONE = 1.25  # softmax's grid, with no operand beside it, may grow this much past K_MAX
 SUM_PT = 14  # 'Σ=1' beside each row
-SUM_ROW_MIN, SUMS_ROWS_MAX = 22, 16  # rows this tall (and this few) carry their own 'Σ=1'
-DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star
+SCALE_PT = 20  # '× 1/√64 = 0.125' beside the scores
+SUMS_ROWS_MAX = 16  # this few rows, each as tall as its 'Σ=1', carry their own
+DK_FACTOR = 0.5  # the d_k side of the operands, shortened so the grid stays the star...
+DK_SHARE = 0.6  # ...and never more than this share of the grid's side (d_k = 256 drew Kᵀ as tall)
 GAP_X, GAP_Y = 18, 18
 TILE, TILE_GAP, MAX_TILES = 30, 4, 16
 
@@ -47,11 +49,20 @@ class Cross:
     top: QRectF
     result: QRectF
     k: float
+    under: bool  # the batch and head chips (and the scale) under the result, not beside it
 
 
-def _left_w(ctx: StageContext) -> float:
+def operand_units(ctx: StageContext, width: int) -> float:
+    """An operand's d_k (or d_v) side in log units: shortened, and under the grid's sides."""
     cfg = ctx.config
-    return left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)])
+    return min(DK_FACTOR * style.units(width), DK_SHARE * min(style.units(cfg.T), style.units(cfg.S)))
+
+
+def _left_w(ctx: StageContext, under: bool = False) -> float:
+    """Room left of the picture for the row chips and, unless they go ``under`` the result
+    (scores, weighted sum), the batch and head chips at the grid's corner."""
+    cfg = ctx.config
+    return left_room([] if under else [("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)])
 
 
 def _chips_w(ctx: StageContext) -> float:
@@ -64,22 +75,37 @@ def text_height(points: float) -> float:
     return QFontMetricsF(style.font(points, True)).height()
 
 
-def _right_w(ctx: StageContext) -> float:
-    return max(_chips_w(ctx), text_width(_scale_text(ctx.config), 20, True),
-               text_width(f"head {ctx.config.H - 1:,} of {ctx.config.H:,}", style.CAPTION_PT, True),
-               text_width(f"V  kv head {ctx.config.Hkv - 1:,}", style.CAPTION_PT, True)) + 2 * style.GAP
+def _right_w(ctx: StageContext, under: bool) -> float:
+    """Room right of the grid: the operands' captions, and unless they go ``under`` the
+    result, the batch and head chips and the scale."""
+    cfg = ctx.config
+    words = [text_width(f"{name}  {_head_word(ctx)}", style.CAPTION_PT, True) for name in ("Kᵀ", "V")]
+    if not under:
+        words += [_chips_w(ctx), text_width(_scale_text(cfg), SCALE_PT, True)]
+    return max(words) + 2 * style.GAP
+
+
+def _under_h(under: bool) -> float:
+    """Height the chips and the scale take under the result's caption when ``under``."""
+    return chip_height() + 8 + text_height(SCALE_PT) if under else 0.0
 
 
 def _strip_h(ctx: StageContext) -> float:
-    # two rows of tiles, and a caption above them that may have wrapped to a second line
-    return 0.0 if ctx.config.Hkv == ctx.config.H else 2 * TILE + 3 * style.GAP + 10 + 26
+    # two rows of tiles and the gap above them
+    return 0.0 if ctx.config.Hkv == ctx.config.H else 2 * _tile() + 3 * style.GAP + 10
+
+
+def _desk_notes(ctx: StageContext, stage: str) -> tuple[str, ...]:
+    """The plan's notes on a stage (what torch copies as it runs it): for the desk, not the
+    projector, where the grid needs the room (as presentation leaves out the explanation)."""
+    return () if ctx.presenting else ctx.plan.stage(stage).notes
 
 
 def scores_note(ctx: StageContext) -> str:
     cfg = ctx.config
     first = (f"One {cfg.T:,}×{cfg.S:,} grid per head and sequence (B·H = {cfg.batch * cfg.H:,} "
              f"grids); each cell is a dot product of {cfg.d_k:,} numbers.")
-    return "\n".join([first, *ctx.plan.stage(StageId.scores).notes])
+    return "\n".join([first, *_desk_notes(ctx, StageId.scores)])
 
 
 def softmax_note(ctx: StageContext) -> str:
@@ -87,7 +113,7 @@ def softmax_note(ctx: StageContext) -> str:
     hidden = hidden_from(ctx.config)
     if hidden is not None and 0 in hidden:
         words += " A row that sees no key is all 0 (not NaN)."
-    return "\n".join([words, *ctx.plan.stage(StageId.softmax).notes])
+    return "\n".join([words, *_desk_notes(ctx, StageId.softmax)])
 
 
 def weighted_note(ctx: StageContext) -> str:
@@ -96,7 +122,7 @@ def weighted_note(ctx: StageContext) -> str:
              f"[{cfg.S:,}×{width:,}] = [{cfg.T:,}×{width:,}] per head.")
     if cfg.Hkv != cfg.H:
         words += f" Query heads 0–{cfg.group_size - 1} all read this V head."
-    return "\n".join([words, *ctx.plan.stage(StageId.weighted_sum).notes])
+    return "\n".join([words, *_desk_notes(ctx, StageId.weighted_sum)])
 
 
 def note_room(ctx: StageContext) -> float:
@@ -108,15 +134,24 @@ def note_room(ctx: StageContext) -> float:
     return max(note_height(f(ctx), width) for f in (scores_note, softmax_note, weighted_note)) + 8
 
 
-def _k_with(ctx: StageContext, left: float, top: float) -> float:
+def words_under(ctx: StageContext, left: float, top: float) -> bool:
+    """Whether the chips and the scale go under the result: when that draws the grid larger
+    (a narrow canvas, where beside it they would take the width the grid needs)."""
+    return _k_with(ctx, left, top, True) > _k_with(ctx, left, top, False)
+
+
+def _k_with(ctx: StageContext, left: float, top: float, under: bool | None = None) -> float:
     """The grid's scale when the words take ``left`` beside it and ``top`` above it;
     above, they share the height of Kᵀ (or of V) and the gap under it."""
     cfg = ctx.config
-    uT, uS, udk = style.units(cfg.T), style.units(cfg.S), DK_FACTOR * style.units(cfg.d_k)
-    udv = DK_FACTOR * style.units(value_widths(ctx.plan).head[1])  # V's width beside the grid
-    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx) - GAP_X - left - _right_w(ctx)
-    room_h = ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
-    scores_h = min((room_h - _strip_h(ctx) - GAP_Y) / (udk + uT), (room_h - _strip_h(ctx) - top) / uT)
+    if under is None:
+        under = words_under(ctx, left, top)
+    uT, uS, udk = style.units(cfg.T), style.units(cfg.S), operand_units(ctx, cfg.d_k)
+    udv = operand_units(ctx, value_widths(ctx.plan).head[1])  # V's width beside the grid
+    free_w = ctx.width - 2 * style.MARGIN - _left_w(ctx, under) - GAP_X - left - _right_w(ctx, under)
+    room_h = (ctx.height - 2 * style.MARGIN - top_space() - bottom_space() - note_room(ctx)
+              - _under_h(under))
+    scores_h = (room_h - _strip_h(ctx) - max(GAP_Y, top)) / (udk + uT)
     weighted_h = min((room_h - GAP_Y) / (uS + uT), (room_h - top) / uT)
     return max(2.0, min(K_MAX, free_w / max(max(udk, udv) + uS, 1), scores_h, weighted_h))
 
@@ -138,7 +173,9 @@ def _k_fit(ctx: StageContext, left: float, top: float, beside: bool) -> float:
 
 
 def _rows_carry_sums(cfg, row_h: float) -> bool:
-    return cfg.T <= SUMS_ROWS_MAX and row_h >= SUM_ROW_MIN
+    """Whether each row can carry its own 'Σ=1': few rows, each as tall as the words are
+    at the type drawn now (presentation's larger type needs taller rows, or the sums pile)."""
+    return cfg.T <= SUMS_ROWS_MAX and row_h >= text_height(SUM_PT)
 
 
 def _sums_beside_fit(ctx: StageContext, left: float, top: float) -> bool:
@@ -185,8 +222,9 @@ def attention_k(ctx: StageContext) -> float:
     return _k_with(ctx, bands.left, bands.top)
 
 
-def _origin(ctx: StageContext, content_w: float, content_h: float) -> tuple[float, float]:
-    x = max(style.MARGIN, (ctx.width - _left_w(ctx) - content_w - _right_w(ctx)) / 2) + _left_w(ctx)
+def _origin(ctx: StageContext, content_w: float, content_h: float, under: bool) -> tuple[float, float]:
+    left = _left_w(ctx, under)
+    x = max(style.MARGIN, (ctx.width - left - content_w - _right_w(ctx, under)) / 2) + left
     y = style.MARGIN + max(0.0, (ctx.height - note_room(ctx) - 2 * style.MARGIN - content_h) / 2)
     return x, y
 
@@ -210,14 +248,15 @@ def scores_cross(ctx: StageContext) -> Cross:
     cfg = ctx.config
     k = attention_k(ctx)
     bands = token_bands(ctx)
+    under = words_under(ctx, bands.left, bands.top)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(cfg.d_k))
-    above = max(dk + GAP_Y, bands.top)  # the key words stand in front of Kᵀ's columns
-    content_h = top_space() + above + gh + bottom_space() + _strip_h(ctx)
-    x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h)
+    dk = max(style.min_side(), k * operand_units(ctx, cfg.d_k))
+    above = dk + max(GAP_Y, bands.top)  # the key words between Kᵀ and the grid, not on Kᵀ
+    content_h = top_space() + above + gh + bottom_space() + _under_h(under) + _strip_h(ctx)
+    x, y = _origin(ctx, dk + GAP_X + bands.left + gw, content_h, under)
     top = QRectF(x + dk + GAP_X + bands.left, y + top_space(), gw, dk)
     result = QRectF(top.x(), top.y() + above, gw, gh)
-    return Cross(QRectF(x, result.y(), dk, gh), top, result, k)
+    return Cross(QRectF(x, result.y(), dk, gh), top, result, k, under)
 
 
 def weighted_cross(ctx: StageContext) -> Cross:
@@ -225,14 +264,16 @@ def weighted_cross(ctx: StageContext) -> Cross:
     cfg = ctx.config
     k = attention_k(ctx)
     bands = token_bands(ctx)
+    under = words_under(ctx, bands.left, bands.top)
     gw, gh = style.side(cfg.S, k), style.side(cfg.T, k)
-    dk = max(style.MIN_SIDE, DK_FACTOR * k * style.units(value_widths(ctx.plan).head[1]))
+    dk = max(style.min_side(), k * operand_units(ctx, value_widths(ctx.plan).head[1]))
     above = max(gw + GAP_Y, bands.top)  # V, or the key words over the weights if taller
-    x, y = _origin(ctx, bands.left + gw + GAP_X + dk, top_space() + above + gh + bottom_space())
+    x, y = _origin(ctx, bands.left + gw + GAP_X + dk,
+                   top_space() + above + gh + bottom_space() + _under_h(under), under)
     x += bands.left
     top = QRectF(x + gw + GAP_X, y + top_space() + above - gw - GAP_Y, dk, gw)
     result = QRectF(top.x(), top.bottom() + GAP_Y, dk, gh)
-    return Cross(QRectF(x, result.y(), gw, gh), top, result, k)
+    return Cross(QRectF(x, result.y(), gw, gh), top, result, k, under)
 
 
 def _scale_text(cfg) -> str:
@@ -276,13 +317,21 @@ def _bottom_note(c: Composer, text: str) -> None:
     c.note("note", text, style.MARGIN, ctx.height - style.MARGIN, ctx.width - 2 * style.MARGIN, "bl")
 
 
+def _tile() -> float:
+    """A tile's height in the group strip: a chip's, at the type drawn now."""
+    return max(TILE, chip_height())
+
+
 def _group_strip(c: Composer, x: float, y: float) -> None:
-    """Which query heads share a key/value head: tiles coloured by group."""
+    """Which query heads share a key/value head: tiles coloured by group. The strip is one
+    drawing: its tiles and words stay where they are (a tile moved would pair the wrong heads)."""
     cfg = c.ctx.config
+    first = len(c.items)
+    tile_h = _tile()
     label_w = text_width("query heads", style.LABEL_PT, True) + style.GAP
-    c.text("strip.q", "query heads", x, y + TILE / 2, "cl", points=style.LABEL_PT, bold=True)
-    row2 = y + TILE + 2 * style.GAP
-    c.text("strip.kv", "K/V heads", x, row2 + TILE / 2, "cl", points=style.LABEL_PT, bold=True)
+    c.text("strip.q", "query heads", x, y + tile_h / 2, "cl", points=style.LABEL_PT, bold=True)
+    row2 = y + tile_h + 2 * style.GAP
+    c.text("strip.kv", "K/V heads", x, row2 + tile_h / 2, "cl", points=style.LABEL_PT, bold=True)
     x0 = x + label_w
     tile = max(chip_size(str(min(cfg.H, MAX_TILES) - 1))[0], TILE)
     def fitting(room: float) -> int:
@@ -300,15 +349,17 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
         c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
         centres.setdefault(group, []).append(tx)
     if shown < cfg.H:
-        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + TILE / 2,
+        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + tile_h / 2,
                "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
     for group, xs in centres.items():
         cx = sum(xs) / len(xs)
         color = style.group_color(group)
-        c.line(f"strip.link{group}", [QPointF(xs[0], y + TILE + 6), QPointF(xs[-1], y + TILE + 6)],
+        c.line(f"strip.link{group}", [QPointF(xs[0], y + tile_h + 6), QPointF(xs[-1], y + tile_h + 6)],
                color, 3)
-        c.line(f"strip.stem{group}", [QPointF(cx, y + TILE + 6), QPointF(cx, row2 - 2)], color, 3)
+        c.line(f"strip.stem{group}", [QPointF(cx, y + tile_h + 6), QPointF(cx, row2 - 2)], color, 3)
         c.chip(f"strip.kv{group}", f"{group}", color, cx, row2, "tc")
+    for item in c.items[first:]:
+        item.placement = "pin"
 
 
 def build_scores(c: Composer) -> None:
@@ -324,16 +375,22 @@ def build_scores(c: Composer) -> None:
     _grid(c, cross.result, StageId.scores, "scores")
     tokens.draw(c, cross.result, bands)
     spec = ctx.plan.stage(StageId.scores).tensor("scores")
-    c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
-    right = cross.result.right() + style.GAP + 4
-    stacked = 2 * (chip_height() + 4) + 8 + text_height(20) <= cross.result.height() + 4
-    below = _depth_chips(c, "grid.depth", right, cross.result.top(), across=not stacked)
-    # a short grid: the chips side by side, so the line stays clear of the caption below
-    c.text("grid.scale", _scale_text(cfg), right, max(below + 8, cross.result.center().y()), "tl",
-           points=20, bold=True)
+    caption = c.caption("grid.caption", f"scores  {style.shape_text(spec.shape)}", cross.result)
+    if cross.under:  # a narrow canvas: the grid takes the width, its chips and scale go under it
+        x = cross.result.left()
+        below = _depth_chips(c, "grid.depth", x, caption.sceneBoundingRect().bottom() + 4, across=True)
+        at = (x, below + 4)
+    else:
+        right = cross.result.right() + style.GAP + 4
+        stacked = 2 * (chip_height() + 4) + 8 + text_height(SCALE_PT) <= cross.result.height() + 4
+        below = _depth_chips(c, "grid.depth", right, cross.result.top(), across=not stacked)
+        # a short grid: the chips side by side, so the line stays clear of the caption below
+        at = (right, max(below + 8, cross.result.center().y()))
+    scale = c.text("grid.scale", _scale_text(cfg), *at, "tl", points=SCALE_PT, bold=True)
+    scale.detail = True  # the √d_k numbers are in the header too
     if cfg.Hkv != cfg.H:
-        _group_strip(c, cross.left.left() - _left_w(ctx) + style.GAP,
-                     c.bottom_of("Q.h0.caption", "grid.caption") + 10)
+        below = max(i.sceneBoundingRect().bottom() for i in c.items)  # under all of the picture
+        _group_strip(c, cross.left.left() - _left_w(ctx, cross.under) + style.GAP, below + 10)
     _bottom_note(c, scores_note(ctx))
 
 
@@ -347,8 +404,9 @@ def _row_sums(c: Composer, rect: QRectF) -> None:
     if _rows_carry_sums(cfg, row_h) and room:
         for i in range(cfg.T):
             empty = hidden is not None and hidden[i] == 0
-            c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h, "cl",
-                   points=SUM_PT, bold=True, color=c.ink.muted if empty else c.ink.ink)
+            total = c.text(f"sum.{i}", "Σ=0" if empty else "Σ=1", x, rect.top() + (i + 0.5) * row_h,
+                           "cl", points=SUM_PT, bold=True, color=c.ink.muted if empty else c.ink.ink)
+            total.placement, total.detail = "pin", True  # beside its row, or on the grid's hover
     elif not c.ctx.note_beside:  # under the grid's caption: beside it, it took the grid's width
         c.text("sum.all", "every row: Σ=1", rect.center().x(),
                c.bottom_of("grid.caption", "grid.head") + 4, "tc", points=style.LABEL_PT, bold=True)
@@ -384,8 +442,10 @@ def build_weighted_sum(c: Composer) -> None:
     _grid(c, cross.left, StageId.softmax, "weights")
     bands = token_bands(ctx)
     tokens.draw(c, cross.left, bands)
+    # the batch and head chips at the grid's corner, or once, under the context (narrow)
+    depth = [] if cross.under else [("B", dims["B"]), ("H", dims["H"])]
     c.label_dims("grid", cross.left, rows=[("T", dims["T"])], cols=[("S", dims["S"])],
-                 depth=[("B", dims["B"]), ("H", dims["H"])], lift=4, words=(bands.left, bands.top))
+                 depth=depth, lift=4, words=(bands.left, bands.top))
     c.caption("grid.caption", f"A  head {ctx.head}", cross.left, cross.left.width() + GAP_X - 4)
     widths = value_widths(ctx.plan)  # d_k, or latent attention's d_v
     c.tensor("V.h0", None, cross.top, rows=["S"], cols=[widths.head[0]], caption="",
@@ -395,5 +455,8 @@ def build_weighted_sum(c: Composer) -> None:
     spec = ctx.plan.stage(StageId.weighted_sum).tensor("context")
     c.tensor("C.h0", spec, cross.result, rows=["T"], cols=[widths.head[0]], fill=c.ink.result_fill,
              show_left=False, show_top=False, tag=f"h{ctx.head}", sizes=widths.sizes())
-    _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())
+    if cross.under:  # under the context's caption: beside it they took the grid's width
+        _depth_chips(c, "ctx.depth", cross.result.left(), c.bottom_of("C.h0.caption") + 4, across=True)
+    else:
+        _depth_chips(c, "ctx.depth", cross.result.right() + style.GAP + 4, cross.result.top())
     _bottom_note(c, weighted_note(ctx))

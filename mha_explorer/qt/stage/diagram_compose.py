@@ -29,6 +29,7 @@ from mha_explorer.qt.stage.diagram_items import (
     NoteItem,
     TextItem,
 )
+from mha_explorer.qt.stage.diagram_settle import settle
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
@@ -54,6 +55,7 @@ class StageContext:
     ink: style.Ink = style.LIGHT_INK  # the theme's colours
     head: int = 0  # the query head the one-head pictures show
     note_beside: bool = False  # a short, wide canvas: the closing sentence goes right of the picture
+    presenting: bool = False  # on a projector: the desk's notes (what torch copies) are left out
 
 
 NOTE_BESIDE_MIN = 0.2  # of the canvas width, the least a sentence beside the picture may take
@@ -101,8 +103,19 @@ class Composer:
         self.ctx = ctx
         self.ink = ctx.ink
         self.items: list[QGraphicsItem] = []
+        self.settled = None  # what settle() did
 
     # placing ---------------------------------------------------------------------
+    def settle(self) -> None:
+        """Every text clear of the tensors, the lines and the other texts, and on the canvas
+        (diagram_settle); what finds no room goes to a hover over the nearest tensor."""
+        canvas = QRectF(0, 0, self.ctx.width, self.ctx.height).adjusted(2, 2, -2, -2)
+        least = max(style.SMALLEST_PT, style.type_floor())
+        self.settled = settle(self.items, canvas, least)
+        for shape, texts in self.settled.hovers.items():
+            if shape is not None:
+                shape.setToolTip("\n".join(texts))
+
     def settle_note(self, key: str = "note") -> None:
         """Bring the stage's closing sentence up under its picture, wrapped no wider than
         the picture (or about half the canvas), so the view can zoom onto the two together
@@ -200,12 +213,15 @@ class Composer:
         return self.add(item, x, y, anchor)
 
     def operator(self, key: str, sign: str, x: float, y: float) -> TextItem:
-        return self.text(key, sign, x, y, "c", points=style.OPERATOR_PT, color=self.ink.muted)
+        item = self.text(key, sign, x, y, "c", points=style.OPERATOR_PT, color=self.ink.muted)
+        item.placement = "fixed"  # between two tensors: the labels keep clear of it
+        return item
 
     def note(self, key: str, text: str, x: float, y: float, width: float, anchor: str = "tl",
              points: float = style.NOTE_PT, color: QColor | None = None,
              html: bool = False) -> NoteItem:
         item = NoteItem(key, text, width, points=points, color=color or self.ink.ink, html=html)
+        item.detail = True  # the header says the stage too: a sentence with no room is a hover
         return self.add(item, x, y, anchor)
 
     def grid(self, key: str, rect: QRectF, rows: int, cols: int, *, image, hidden_from,
@@ -236,15 +252,25 @@ class Composer:
             self.dim_chip(f"{key}.{dim}", dim, n, x, bottom, "bl")
             x += w
 
+    def chips_column(self, key: str, dims: list[tuple[str, int]], left: float, bottom: float) -> None:
+        """Column dims one above another (the first on top), from ``left``: a narrow block's
+        'H=8' over 'd_k=64', where side by side they would reach past its neighbours."""
+        for i, (dim, n) in enumerate(reversed(dims)):
+            self.dim_chip(f"{key}.{dim}", dim, n, left, bottom - i * (chip_height() + 2), "bl")
+
     def label_dims(self, key: str, rect: QRectF, *, rows: list[tuple[str, int]],
                    cols: list[tuple[str, int]], depth: list[tuple[str, int]] = (),
-                   lift: float = 0.0, words: tuple[float, float] = (0.0, 0.0)) -> None:
+                   lift: float = 0.0, words: tuple[float, float] = (0.0, 0.0),
+                   cols_stacked: bool = False) -> None:
         """Name a block's dims around it: the row dim to its left, the column dims
         above it, and the leading dims (batch, heads) at its top-left corner, as a
         shape is written: [B, H | T, d_k]. ``words``: (left, top) room the block's
-        token names take next to it; the chips go beyond them."""
+        token names take next to it; the chips go beyond them. ``cols_stacked``: the
+        column dims one above another."""
         top = rect.top() - lift - 6 - words[1]
-        if cols:
+        if cols and cols_stacked:
+            self.chips_column(f"{key}.top", cols, rect.left(), top)
+        elif cols:
             self.chips_row(f"{key}.top", cols, rect.center().x(), top, min_left=rect.left())
         x = rect.left() - style.GAP - words[0]
         for dim, n in reversed(list(depth)):
@@ -260,7 +286,7 @@ class Composer:
                tag_color: QColor | None = None, outline: QColor | None = None,
                sizes: dict[str, int] | None = None, show_left: bool = True,
                show_top: bool = True, caption_width: float | None = None,
-               caption_room: tuple[float, float] | None = None) -> BlockItem:
+               caption_room: tuple[float, float] | None = None, cols_stacked: bool = False) -> BlockItem:
         """A block with its dims labelled. ``rows``/``cols``/``depth`` name plan dims;
         their sizes come from the plan's dims (or ``sizes`` for a tensor the plan
         does not list, such as a weight)."""
@@ -276,7 +302,7 @@ class Composer:
         self.label_dims(key, rect, rows=[(d, dims[d]) for d in rows] if show_left else [],
                         cols=[(d, dims[d]) for d in cols] if show_top else [],
                         depth=[(d, dims[d]) for d in depth] if show_left else [],
-                        lift=SHADOW_STEP * min(layers, 2))
+                        lift=SHADOW_STEP * min(layers, 2), cols_stacked=cols_stacked)
         if caption is None and spec is not None:
             caption = f"{spec.name}  {style.shape_text(spec.shape)}"
         if caption:

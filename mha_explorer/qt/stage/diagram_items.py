@@ -9,10 +9,13 @@ Blocks and grids can change size, so a morph can stretch them smoothly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
+    QFont,
     QFontMetricsF,
     QImage,
     QPainter,
@@ -23,6 +26,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QGraphicsTextItem
 
+from mha_explorer.qt.picture_items import document_pieces
 from mha_explorer.qt.stage import diagram_style as style
 
 EDGE = 6  # width of the coloured bar that names a block's axis
@@ -31,6 +35,22 @@ SHADOW_STEP = 9  # offset of each layer behind a block (batch, heads)
 
 def _tag(item, key: str, origin: str | None, content) -> None:
     item.key, item.origin, item.content = key, origin, content
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of text an item draws, in the item's own coordinates: what the picture
+    checks read (qt/picture.py) and what the composer keeps clear of other items."""
+
+    text: str
+    rect: QRectF
+    points: float  # its type size in scene points
+    ink: QColor
+    ground: QColor | None = None  # what it is drawn on; None: the page
+
+
+def _points(font) -> float:
+    return font.pointSizeF()
 
 
 class _SizedItem(QGraphicsItem):
@@ -56,9 +76,11 @@ class BlockItem(_SizedItem):
     def __init__(self, key: str, w: float, h: float, *, fill: QColor, left: QColor | None = None,
                  top: QColor | None = None, layers: int = 0, layer_color: QColor | None = None,
                  tag: str = "", tag_color: QColor | None = None, outline: QColor | None = None,
-                 origin: str | None = None, ink: style.Ink = style.LIGHT_INK) -> None:
+                 origin: str | None = None, ink: style.Ink = style.LIGHT_INK, part: bool = False) -> None:
         super().__init__()
         _tag(self, key, origin, None)
+        # the type its labels take (a slice of a tensor, ``part``, has none of its own)
+        self.label_points = 0.0 if part else style.label_points()
         self._w, self._h = w, h
         self._fill, self._left, self._top = fill, left, top
         self._layers = layers
@@ -72,6 +94,24 @@ class BlockItem(_SizedItem):
     def boundingRect(self) -> QRectF:
         lift = SHADOW_STEP * self._layers
         return QRectF(-2, -2 - lift, self._w + 4 + lift, self._h + 4 + lift)
+
+    def body(self) -> QRectF:
+        """What it covers on the page: the block and the layers stacked behind it."""
+        lift = SHADOW_STEP * self._layers
+        return QRectF(0, -lift, self._w + lift, self._h + lift)
+
+    def _tag_fits(self) -> bool:
+        metrics = QFontMetricsF(self._tag_font)
+        return bool(self._tag) and (metrics.horizontalAdvance(self._tag) + 2 * EDGE <= self._w
+                                    and metrics.height() + EDGE <= self._h)
+
+    def runs(self) -> list[Run]:
+        """Its tag, where it is drawn (on the block itself)."""
+        if not self._tag_fits():
+            return []
+        metrics = QFontMetricsF(self._tag_font)
+        rect = QRectF(EDGE + 4, EDGE + 2, metrics.horizontalAdvance(self._tag), metrics.height())
+        return [Run(self._tag, rect, _points(self._tag_font), self._tag_color, self._fill)]
 
     def paint(self, painter: QPainter, _option, _widget=None) -> None:
         w, h = self._w, self._h
@@ -91,12 +131,40 @@ class BlockItem(_SizedItem):
         painter.setPen(QPen(self._outline, 2 if self._outline != self._ink.ink else 1.5))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(QRectF(0, 0, w, h))
-        if self._tag:
+        if self._tag_fits():
             metrics = QFontMetricsF(self._tag_font)
-            if metrics.horizontalAdvance(self._tag) + 2 * EDGE <= w and metrics.height() + EDGE <= h:
-                painter.setFont(self._tag_font)
-                painter.setPen(self._tag_color)
-                painter.drawText(QPointF(EDGE + 4, EDGE + metrics.ascent() + 2), self._tag)
+            painter.setFont(self._tag_font)
+            painter.setPen(self._tag_color)
+            painter.drawText(QPointF(EDGE + 4, EDGE + metrics.ascent() + 2), self._tag)
+
+
+class GapItem(_SizedItem):
+    """The heads not drawn, between those that are: a dotted gap, its count said by the
+    heads' chip (a word here would sit on the tensor)."""
+
+    def __init__(self, key: str, w: float, h: float, *, ink: style.Ink = style.LIGHT_INK,
+                 origin: str | None = None) -> None:
+        super().__init__()
+        _tag(self, key, origin, None)
+        self._w, self._h = w, h
+        self._ink = ink
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(-1, -1, self._w + 2, self._h + 2)
+
+    def body(self) -> QRectF:
+        return QRectF(0, 0, self._w, self._h)
+
+    def paint(self, painter: QPainter, _option, _widget=None) -> None:
+        pen = QPen(self._ink.muted, 1.5, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(QBrush(self._ink.background))
+        painter.drawRect(QRectF(0, 0, self._w, self._h))
+        r = max(1.5, min(self._w / 14, self._h / 6, 5.0))  # three dots across its middle
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(self._ink.muted))
+        for i in (-1, 0, 1):
+            painter.drawEllipse(QPointF(self._w / 2 + i * 3.5 * r, self._h / 2), r, r)
 
 
 class ChipItem(QGraphicsItem):
@@ -109,18 +177,33 @@ class ChipItem(QGraphicsItem):
         super().__init__()
         _tag(self, key, origin, text)
         self._text, self._fill = text, fill
-        self._font = style.font(points, bold=True)
-        metrics = QFontMetricsF(self._font)
-        self._rect = QRectF(0, 0, metrics.horizontalAdvance(text) + 2 * self.PAD_X,
+        self._set_font(style.font(points, bold=True))
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def _set_font(self, font) -> None:
+        self._font = font
+        metrics = QFontMetricsF(font)
+        self._rect = QRectF(0, 0, metrics.horizontalAdvance(self._text) + 2 * self.PAD_X,
                             metrics.height() + 2 * self.PAD_Y)
         self._ascent = metrics.ascent()
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def set_points(self, points: float) -> None:
+        """Its type this size (the composer makes a crowded label smaller)."""
+        self.prepareGeometryChange()
+        font = QFont(self._font)
+        font.setPointSizeF(points)
+        self._set_font(font)
 
     def text(self) -> str:
         return self._text
 
     def font(self):
         return self._font
+
+    def runs(self) -> list[Run]:
+        """The chip as one run: its plate hides whatever it lies on."""
+        return [Run(self._text, QRectF(self._rect), _points(self._font), style.text_on(self._fill),
+                    self._fill)]
 
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-1, -1, 1, 1)
@@ -145,6 +228,20 @@ class TextItem(QGraphicsSimpleTextItem):
         self.setBrush(QBrush(color or style.LIGHT_INK.ink))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
+    def set_points(self, points: float) -> None:
+        font = QFont(self.font())
+        font.setPointSizeF(points)
+        self.setFont(font)
+
+    def runs(self) -> list[Run]:
+        """One run per line (Qt sets the lines left-aligned, one pitch apart)."""
+        lines = self.text().split("\n")
+        pitch = self.boundingRect().height() / len(lines)
+        metrics = QFontMetricsF(self.font())
+        return [Run(line, QRectF(0, i * pitch, metrics.horizontalAdvance(line), pitch),
+                    _points(self.font()), self.brush().color())
+                for i, line in enumerate(lines) if line.strip()]
+
 
 class NoteItem(QGraphicsTextItem):
     """A sentence that wraps to ``width``: what the stage means, in words."""
@@ -164,6 +261,16 @@ class NoteItem(QGraphicsTextItem):
 
     def text(self) -> str:
         return self.toPlainText()
+
+    def set_points(self, points: float) -> None:
+        font = QFont(self.font())
+        font.setPointSizeF(points)
+        self.setFont(font)
+
+    def runs(self) -> list[Run]:
+        """Each line's pieces of one format (a coloured number in the strides note is a piece
+        on its own ground), as the document laid them out."""
+        return [Run(p.text, p.rect, p.points, p.ink, p.ground) for p in document_pieces(self)]
 
 
 class LineItem(QGraphicsItem):
@@ -202,6 +309,7 @@ class GridItem(_SizedItem):
                  ink: style.Ink = style.LIGHT_INK) -> None:
         super().__init__()
         _tag(self, key, origin, content)
+        self.label_points = style.label_points()
         self._ink = ink
         self._w, self._h = w, h
         self._rows, self._cols = rows, cols
@@ -216,6 +324,10 @@ class GridItem(_SizedItem):
 
     def boundingRect(self) -> QRectF:
         return QRectF(-EDGE - 2, -EDGE - 2, self._w + EDGE + 4, self._h + EDGE + 4)
+
+    def body(self) -> QRectF:
+        """The cells and the coloured edges that name its axes."""
+        return QRectF(-EDGE, -EDGE, self._w + EDGE, self._h + EDGE)
 
     @staticmethod
     def _staircase(hidden_from: list[int], cols: int) -> QPolygonF:

@@ -13,6 +13,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from mha_explorer.core.display.value_widths import value_widths
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.qt.stage import diagram_stacked
 from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_compose import (
     Composer,
@@ -23,11 +24,11 @@ from mha_explorer.qt.stage.diagram_compose import (
     text_width,
     top_space,
 )
-from mha_explorer.qt.stage.diagram_items import BlockItem
+from mha_explorer.qt.stage.diagram_items import BlockItem, GapItem
 
 K_MAX = 24.0  # pixels per log unit: D = 512 is drawn 240 px wide at most
 OP_W = 64  # room for "×" or "="
-BIAS_W = 104  # room for "+ b_Q"
+BIAS_PT = 20  # '+ b_Q' between a weight and its '='
 ROW_GAP = 16
 CAPTIONS = 1.6  # a weight's caption, "W_Qᵀ 512 × 512", may take two lines under a narrow block
 NOTE_H = 70  # the sentence at the bottom
@@ -55,6 +56,7 @@ class Columns:
     """x positions of one 'source × W (+ b) = result' row, shared by every row."""
 
     k: float
+    widen: bool  # blocks as wide as the chip naming their width, where the canvas has room
     x_src: float
     src_right: float  # where the source's room ends: its block, or its width chip when wider
     x_times: float
@@ -96,13 +98,24 @@ def source_room(dim: tuple[str, int], k: float) -> float:
     return max(style.side(dim[1], k), chip)
 
 
+def stacked(ctx: StageContext) -> bool:
+    """Whether the linear stages stand as columns (diagram_stacked): rows on this canvas
+    would draw their tensors as icons beside their labels."""
+    return not diagram_stacked.fits_as_row(_row_ks(ctx)[0], ctx)
+
+
 def linear_k(ctx: StageContext) -> float:
     """One scale for every linear stage, so a tensor keeps its size from stage to
     stage; chosen so the busiest of them (project: three rows) fits the canvas."""
+    k_w, k_h = _row_ks(ctx)
+    return max(min(k_w, k_h, K_MAX), 2.0)
+
+
+def _row_ks(ctx: StageContext) -> tuple[float, float]:
+    """The rows' scale as the canvas's width allows it, and as its height does."""
     cfg = ctx.config
     left = left_width(ctx)
-    fixed_w = (2 * style.MARGIN + 2 * left + 2 * OP_W + (BIAS_W if cfg.bias else 0)
-               + _overhang(ctx, 0.0))
+    fixed_w = 2 * style.MARGIN + 2 * left + 2 * OP_W + bias_w(ctx) + _overhang(ctx, 0.0)
     uD, (src, n) = style.units(cfg.d_model), source_dim(ctx)
     unit_w = 2 * uD + style.units(n)
     chip = chips_row_width([(src, n)]) + CHIP_CLEAR
@@ -112,23 +125,42 @@ def linear_k(ctx: StageContext) -> float:
     # captions may take two lines when a block is narrower than its name and shape
     fixed_h = (2 * margin_y(ctx) + 3 * (top_space() + CAPTIONS * bottom_space()) + 2 * row_gap(ctx)
                + note_h(ctx))
-    k = min((ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h, K_MAX)
-    return max(k, 2.0)
+    return (ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h
+
+
+def block_w(dim: tuple[str, int], k: float, widen: bool) -> float:
+    """A block's width: its size on the log scale and, ``widen``, no narrower than the chip
+    that names it, so the tensor is the thing drawn and not an icon under its label."""
+    side = style.side(dim[1], k)
+    return max(side, chips_row_width([dim])) if widen else side
+
+
+def bias_w(ctx: StageContext) -> float:
+    """Room for '+ b_Q' between a weight and its '=' (none without biases)."""
+    return text_width("+ b_Q", BIAS_PT, True) + 2 * style.GAP if ctx.config.bias else 0.0
 
 
 def columns(ctx: StageContext, k: float, src: tuple[str, int] | None = None) -> Columns:
-    """The row's x positions; ``src``: the source's width dim (D unless said)."""
+    """The row's x positions; ``src``: the source's width dim (D unless said). Blocks are
+    widened to their chips when the row still fits the canvas that way."""
     cfg = ctx.config
     left = left_width(ctx)
-    sD = style.side(cfg.d_model, k)
     room = source_room(src or ("D", cfg.d_model), k)
-    bias_w = BIAS_W if cfg.bias else 0
-    width = left + room + OP_W + sD + bias_w + OP_W + left + sD + _overhang(ctx, k)
+    bias = bias_w(ctx)
+    outs = [("D", cfg.d_model)]  # the weights' column as wide as the widest of them
+    if ctx.plan.has_stage(StageId.project):
+        kv = ctx.plan.stage(StageId.project).tensor("K")
+        outs.append((kv.dims[-1], kv.shape[-1]))
+    for widen in (True, False):
+        sD = max(block_w(dim, k, widen) for dim in outs)
+        width = left + room + OP_W + sD + bias + OP_W + left + sD + _overhang(ctx, k)
+        if width <= ctx.width - 2 * style.MARGIN:
+            break
     x0 = max(style.MARGIN, (ctx.width - width) / 2) + left
     x_w = x0 + room + OP_W
-    return Columns(k, x0, x0 + room, x0 + room + OP_W / 2, x_w, x_w + sD + bias_w / 2,
-                   x_w + sD + bias_w + OP_W / 2, x_w + sD + bias_w + OP_W + left,
-                   x_w + sD + bias_w + OP_W + left + sD)
+    return Columns(k, widen, x0, x0 + room, x0 + room + OP_W / 2, x_w, x_w + sD + bias / 2,
+                   x_w + sD + bias + OP_W / 2, x_w + sD + bias + OP_W + left,
+                   x_w + sD + bias + OP_W + left + sD)
 
 
 def row_heights(ctx: StageContext, k: float, row_dims: list[str]) -> list[float]:
@@ -196,7 +228,7 @@ def _weight_row(c: Composer, col: Columns, cy: float, *, name: str, out_dim: str
     ctx, cfg = c.ctx, c.ctx.config
     k = col.k
     (w_in, n_in), n_out = in_dim or ("D", cfg.d_model), ctx.plan.dims[out_dim]
-    sIn, sOut = style.side(n_in, k), style.side(n_out, k)
+    sIn, sOut = style.side(n_in, k), block_w((out_dim, n_out), k, col.widen)
     sRows = style.side(ctx.plan.dims[rows_dim], k)
     c.operator(f"op.times.{name}", "×", col.x_times, cy)
     c.tensor(f"W_{name}", None, QRectF(col.x_w, cy - sIn / 2, sOut, sIn),
@@ -204,7 +236,9 @@ def _weight_row(c: Composer, col: Columns, cy: float, *, name: str, out_dim: str
              caption=f"W_{name}ᵀ  {n_in:,} × {n_out:,}", caption_width=sOut + 30,
              sizes={w_in: n_in})
     if cfg.bias:
-        c.text(f"op.bias.{name}", f"+ b_{name}", col.x_bias, cy, "c", points=20, bold=True)
+        bias = c.text(f"op.bias.{name}", f"+ b_{name}", col.x_bias, cy, "c", points=BIAS_PT, bold=True)
+        # beside its weight, or (no room there) on a hover: moved, it would misread the formula
+        bias.placement, bias.detail = "pin", True
     c.operator(f"op.eq.{name}", "=", col.x_eq, cy)
     c.tensor(result_key, result_spec, QRectF(col.x_out, cy - sRows / 2, sOut, sRows),
              rows=[rows_dim], cols=[out_dim], depth=["B"], fill=c.ink.result_fill, origin=origin)
@@ -219,12 +253,25 @@ def project_layout(ctx: StageContext):
     return col, row_centres(ctx, heights, CAPTIONS)
 
 
+def _project_words(ctx: StageContext) -> str:
+    cfg = ctx.config
+    if cfg.Hkv != cfg.H:
+        return (f"{cfg.variant}: K and V are only {cfg.kv_dim:,} wide "
+                f"({cfg.Hkv} key/value head{'s' if cfg.Hkv > 1 else ''} × d_k {cfg.d_k}), "
+                f"Q is {cfg.d_model:,}.")
+    return "Three learned maps of the same tokens: W is stored out × in (nn.Linear), so X·Wᵀ."
+
+
 def build_project(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
+    if stacked(ctx):
+        diagram_stacked.build_project(c, _project_words(ctx))
+        return
     stage = ctx.plan.stage(StageId.project)
     col, centres = project_layout(ctx)
     k = col.k
-    sD, sT, sS = (style.side(n, k) for n in (cfg.d_model, cfg.T, cfg.S))
+    sD = block_w(("D", cfg.d_model), k, col.widen)
+    sT, sS = style.side(cfg.T, k), style.side(cfg.S, k)
     kv_dim = stage.tensor("K").dims[-1]
     sources = [("X", "T", sT, sum(centres) / 3 if not cfg.is_cross else centres[0])]
     if cfg.is_cross:
@@ -245,13 +292,7 @@ def build_project(c: Composer) -> None:
             [("Q", "D", "T", "X"), ("K", kv_dim, "S", kv_src), ("V", kv_dim, "S", kv_src)]):
         _weight_row(c, col, centres[row], name=name, out_dim=out_dim, result_key=name,
                     result_spec=stage.tensor(name), rows_dim=rows_dim, origin=src)
-    if cfg.Hkv != cfg.H:
-        words = (f"{cfg.variant}: K and V are only {cfg.kv_dim:,} wide "
-                 f"({cfg.Hkv} key/value head{'s' if cfg.Hkv > 1 else ''} × d_k {cfg.d_k}), "
-                 f"Q is {cfg.d_model:,}.")
-    else:
-        words = "Three learned maps of the same tokens: W is stored out × in (nn.Linear), so X·Wᵀ."
-    bottom_note(c, "note", words)
+    bottom_note(c, "note", _project_words(ctx))
 
 
 def _left_of_times(col: Columns) -> float:
@@ -259,12 +300,25 @@ def _left_of_times(col: Columns) -> float:
     return col.x_times - text_width("×", style.OPERATOR_PT, False) / 2 - 10  # and its item margin
 
 
+def _output_words(ctx: StageContext) -> str:
+    cfg = ctx.config
+    merged = value_widths(ctx.plan).merged
+    back = f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}"
+    if merged[0] != "D":  # the heads' values are not D wide: W_O also changes the width
+        back = (f"W_O maps the {cfg.H:,} heads' {merged[1]:,} values per token back to "
+                f"D = {cfg.d_model:,}. {back}")
+    return f"{back}: the same shape as the input, ready for the next layer."
+
+
 def build_output(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
+    if stacked(ctx):
+        diagram_stacked.build_output(c, _output_words(ctx))
+        return
     k = linear_k(ctx)
     merged = value_widths(ctx.plan).merged  # D, or H·d_v under latent attention
     col = columns(ctx, k, merged)
-    sM, sT = style.side(merged[1], k), style.side(cfg.T, k)
+    sM, sT = block_w(merged, k, col.widen), style.side(cfg.T, k)
     cy = row_centres(ctx, [max(sM, sT)])[0]  # W_O is as tall as what it reads
     c.tensor("merged", ctx.plan.stage(StageId.merge).tensor("merged"), QRectF(col.x_src, cy - sT / 2, sM, sT),
              rows=["T"], cols=[merged[0]], depth=["B"], caption_width=col.src_right - col.x_src + OP_W - 20,
@@ -272,11 +326,7 @@ def build_output(c: Composer) -> None:
              sizes=dict([merged]))
     _weight_row(c, col, cy, name="O", out_dim="D", result_key="Y", in_dim=merged,
                 result_spec=ctx.plan.stage(StageId.output).tensor("Y"), rows_dim="T", origin="merged")
-    back = f"Back to [B, T, D] = {style.shape_text((cfg.batch, cfg.T, cfg.d_model))}"
-    if merged[0] != "D":  # the heads' values are not D wide: W_O also changes the width
-        back = (f"W_O maps the {cfg.H:,} heads' {merged[1]:,} values per token back to "
-                f"D = {cfg.d_model:,}. {back}")
-    bottom_note(c, "note", f"{back}: the same shape as the input, ready for the next layer.")
+    bottom_note(c, "note", _output_words(ctx))
 
 
 # view ------------------------------------------------------------------------------------
@@ -294,48 +344,64 @@ def slice_items(c: Composer, key: str, rect: QRectF, count: int, *, grouped_by: 
     """Head boundaries drawn over a block: h0, h1, … (coloured by key/value group
     when ``grouped_by`` query heads share one)."""
     for head, x, w in head_slices(count, rect.width()):
-        if head is None:
-            c.text(f"{key}.more", f"… {count:,}", rect.x() + x + w / 2, rect.center().y(), "c",
-                   points=style.LABEL_PT, bold=True, color=c.ink.muted)
+        if head is None:  # the heads' chip above says how many there are
+            c.add(GapItem(f"{key}.more", w, rect.height(), ink=c.ink), rect.x() + x, rect.y())
             continue
         group = None if grouped_by is None else head // grouped_by
         tint = c.ink.slice_tints[head % 2]
         # the key/value group shows in the outline; the tag stays in ink, readable on any tint
         item = BlockItem(f"{key}.h{head}", w, rect.height(), fill=tint, top=style.dim_qcolor("d_k"),
-                         tag=f"h{head}", ink=c.ink,
+                         tag=f"h{head}", ink=c.ink, part=True,
                          outline=style.group_color(group) if group is not None else c.ink.muted)
         c.add(item, rect.x() + x, rect.y())
 
 
-def build_view(c: Composer) -> None:
-    ctx, cfg = c.ctx, c.ctx.config
+VIEW_NOTE = "view() only changes the shape: every number stays where it was in memory."
+
+
+def _view_words(ctx: StageContext) -> str:
+    cfg = ctx.config
     stage, before = ctx.plan.stage(StageId.view), ctx.plan.stage(StageId.project)
-    col, centres = project_layout(ctx)
-    k = col.k
-    shared = cfg.Hkv != cfg.H
-    kv_heads = "Hkv"
-    for row, (name, rows_dim, heads_dim) in enumerate(
-            [("Q", "T", "H"), ("K", "S", kv_heads), ("V", "S", kv_heads)]):
-        spec = stage.tensor(name)
-        w = style.side(before.tensor(name).shape[-1], k)
-        h = style.side(ctx.plan.dims[rows_dim], k)
-        rect = QRectF(col.x_out, centres[row] - h / 2, w, h)
-        c.tensor(name, spec, rect, rows=[rows_dim], cols=[heads_dim, "d_k"], depth=["B"],
-                 fill=c.ink.result_fill)
-        if name == "Q":
-            slice_items(c, name, rect, cfg.H, grouped_by=cfg.group_size if shared else None)
-        else:
-            slice_items(c, name, rect, cfg.Hkv, grouped_by=1 if shared else None)
     q0, q1 = before.tensor("Q").shape, stage.tensor("Q").shape
     k0, k1 = before.tensor("K").shape, stage.tensor("K").shape
-    lines = [
+    return "<br>".join([
         "<b>No data moves.</b>",
         f"The same memory is read as {cfg.H} heads of d_k = {cfg.d_k}.",
         "",
         f"Q&nbsp;&nbsp;&nbsp;{style.shape_text(q0)}&nbsp;&nbsp;→&nbsp;&nbsp;{style.shape_text(q1)}",
         f"K, V&nbsp;&nbsp;&nbsp;{style.shape_text(k0)}&nbsp;&nbsp;→&nbsp;&nbsp;{style.shape_text(k1)}",
-    ]
+    ])
+
+
+def _view_slices(c: Composer, name: str, rect: QRectF) -> None:
+    cfg = c.ctx.config
+    shared = cfg.Hkv != cfg.H
+    if name == "Q":
+        slice_items(c, name, rect, cfg.H, grouped_by=cfg.group_size if shared else None)
+    else:
+        slice_items(c, name, rect, cfg.Hkv, grouped_by=1 if shared else None)
+
+
+def build_view(c: Composer) -> None:
+    ctx = c.ctx
+    if stacked(ctx):
+        diagram_stacked.build_view(c, VIEW_NOTE, _view_words(ctx), _view_slices)
+        return
+    stage, before = ctx.plan.stage(StageId.view), ctx.plan.stage(StageId.project)
+    col, centres = project_layout(ctx)
+    k = col.k
+    kv_heads = "Hkv"
+    for row, (name, rows_dim, heads_dim) in enumerate(
+            [("Q", "T", "H"), ("K", "S", kv_heads), ("V", "S", kv_heads)]):
+        spec = stage.tensor(name)
+        flat = before.tensor(name)
+        w = block_w((flat.dims[-1], flat.shape[-1]), k, col.widen)
+        h = style.side(ctx.plan.dims[rows_dim], k)
+        rect = QRectF(col.x_out, centres[row] - h / 2, w, h)
+        c.tensor(name, spec, rect, rows=[rows_dim], cols=[heads_dim, "d_k"], depth=["B"],
+                 fill=c.ink.result_fill)
+        _view_slices(c, name, rect)
     left_room = col.x_out - left_width(ctx) - 2 * style.MARGIN
-    c.note("view.words", "<br>".join(lines), style.MARGIN, sum(centres) / 3, left_room, "cl",
+    c.note("view.words", _view_words(ctx), style.MARGIN, sum(centres) / 3, left_room, "cl",
            points=20, html=True)
-    bottom_note(c, "note", "view() only changes the shape: every number stays where it was in memory.")
+    bottom_note(c, "note", VIEW_NOTE)

@@ -16,13 +16,13 @@ from mha_explorer.qt.stage.diagram_compose import (
     StageContext,
     bottom_space,
     left_room,
+    note_height,
     text_width,
     top_space,
 )
-from mha_explorer.qt.stage.diagram_items import BlockItem
+from mha_explorer.qt.stage.diagram_items import BlockItem, GapItem
 from mha_explorer.qt.stage.diagram_linear import (
     bottom_note,
-    linear_k,
     margin_y,
     note_h,
     row_centres,
@@ -32,6 +32,8 @@ from mha_explorer.qt.stage.diagram_linear import (
 CARD_GAP = 14
 ELLIPSIS_W = 52
 STRIDES_GAP = 40
+STRIDES_PT = 16
+CARD_K_MAX = 36.0  # pixels per log unit for a head's card: d_k = 64 is drawn at most 252 px wide
 
 
 def deck_width(count: int, card_w: float) -> float:
@@ -54,9 +56,8 @@ def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: floa
     width = width or ("d_k", dims["d_k"])
     top = cy - card_h / 2
     for head in style.shown_heads(count):
-        if head is None:
-            c.text(f"{prefix}.more", "…", x + ELLIPSIS_W / 2, cy, "c", points=style.OPERATOR_PT,
-                   color=c.ink.muted)
+        if head is None:  # the heads' chip says how many there are
+            c.add(GapItem(f"{prefix}.more", ELLIPSIS_W, card_h, ink=c.ink), x, top)
             x += ELLIPSIS_W + CARD_GAP
             continue
         group = None if grouped_by is None else head // grouped_by
@@ -76,10 +77,11 @@ def deck(c: Composer, prefix: str, count: int, x: float, cy: float, card_w: floa
     return rect
 
 
-def _strides_html(before, after, muted) -> str:
+def _strides_html(before, after, muted, lines: int = 3) -> str:
     """Strides before → after, each number on the colour of the dim it steps along,
     so the swap of the two middle axes is visible. On the colour, as a chip is, not in
-    it: most dim colours are too light to read as text on a white page."""
+    it: most dim colours are too light to read as text on a white page. ``lines``: 3 beside
+    a deck; under it 1 or 2, without the contiguity the stage's sentence says."""
 
     def coloured(spec) -> str:
         parts = []
@@ -90,42 +92,76 @@ def _strides_html(before, after, muted) -> str:
                          f'&nbsp;{stride:,}&nbsp;</span>')
         return "(" + ", ".join(parts) + ")"
 
+    if lines == 1:
+        return f"strides {coloured(before)} → {coloured(after)}"
+    if lines == 2:
+        return f"strides {coloured(before)}<br>&nbsp;&nbsp;&nbsp;&nbsp;→ {coloured(after)}"
     contiguous = "yes" if after.contiguous else "no"
     return (f"strides {coloured(before)}<br>&nbsp;&nbsp;&nbsp;&nbsp;→ {coloured(after)}"
             f"<br><span style='color:{muted.name()}'>contiguous: {contiguous}</span>")
 
 
-def _strides_width(ctx: StageContext) -> float:
-    """Room for the strides note: its widest line in bold, plus the text margins."""
+def _strides_lines(ctx: StageContext, one_line: bool = False) -> list[str]:
+    """The strides notes' lines as plain text (a space either side of each number)."""
 
     def chips(strides) -> str:
-        return ", ".join(f"\u00a0{s:,}\u00a0" for s in strides)  # a space either side
+        return ", ".join(f"\u00a0{s:,}\u00a0" for s in strides)
 
-    lines = [f"strides ({chips(ctx.plan.stage(sid).tensor(n).strides)})"
-             for sid in (StageId.view, StageId.transpose) for n in "QKV"]
-    return max(text_width(line, 16, True) for line in lines) + 16
+    notes = []
+    for n in "QKV":
+        before = f"({chips(ctx.plan.stage(StageId.view).tensor(n).strides)})"
+        after = f"({chips(ctx.plan.stage(StageId.transpose).tensor(n).strides)})"
+        notes += [f"strides {before} → {after}"] if one_line else [f"strides {before}", f"    → {after}"]
+    return notes
+
+
+def _strides_width(ctx: StageContext, one_line: bool = False) -> float:
+    """Room for the strides notes: the widest line in bold, plus the text margins."""
+    return max(text_width(line, STRIDES_PT, True) for line in _strides_lines(ctx, one_line)) + 16
+
+
+def _under_lines(ctx: StageContext) -> int:
+    """The lines of strides under a deck: one where the canvas is that wide, else two."""
+    return 1 if _strides_width(ctx, True) <= ctx.width - 2 * style.MARGIN else 2
+
+
+def _transpose_k(ctx: StageContext, under: bool) -> float:
+    """The cards' scale with the strides ``under`` each deck, or beside the decks. Cards may
+    grow past the project stage's scale: they are narrower than D."""
+    cfg = ctx.config
+    slots = len(style.shown_heads(cfg.H))
+    beside = 0.0 if under else STRIDES_GAP + _strides_width(ctx)
+    fixed_w = 2 * style.MARGIN + _left(ctx) + (slots - 1) * CARD_GAP + ELLIPSIS_W + beside
+    unit_w = _card_units(cfg.H) * style.units(cfg.d_k)
+    line = _under_lines(ctx) * note_height("strides", 1000, STRIDES_PT) if under else 0.0
+    fixed_h = (2 * margin_y(ctx) + 3 * (top_space() + bottom_space() + line) + 2 * row_gap(ctx)
+               + note_h(ctx))
+    unit_h = style.units(cfg.T) + 2 * style.units(cfg.S)
+    return max(2.0, min(CARD_K_MAX, (ctx.width - fixed_w) / unit_w, (ctx.height - fixed_h) / unit_h))
+
+
+def _left(ctx: StageContext) -> float:
+    cfg = ctx.config
+    return max(left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)]),
+               left_room([("B", cfg.batch), ("Hkv", cfg.Hkv)], []))
 
 
 def build_transpose(c: Composer) -> None:
     ctx, cfg = c.ctx, c.ctx.config
     view, stage = ctx.plan.stage(StageId.view), ctx.plan.stage(StageId.transpose)
     dims = ctx.plan.dims
-    left = max(left_room([("B", cfg.batch), ("H", cfg.H)], [("T", cfg.T), ("S", cfg.S)]),
-               left_room([("B", cfg.batch), ("Hkv", cfg.Hkv)], []))
-    strides_w = _strides_width(ctx)
-    slots = len(style.shown_heads(cfg.H))
-    fixed_w = (2 * style.MARGIN + left + (slots - 1) * CARD_GAP + ELLIPSIS_W + STRIDES_GAP
-               + strides_w)
-    unit_w = _card_units(cfg.H) * style.units(cfg.d_k)
-    fixed_h = 2 * margin_y(ctx) + 3 * (top_space() + bottom_space()) + 2 * row_gap(ctx) + note_h(ctx)
-    unit_h = style.units(cfg.T) + 2 * style.units(cfg.S)
-    # cards may grow past the project stage's scale: they are narrower than D
-    k = max(2.0, min(linear_k(ctx) * 1.5, (ctx.width - fixed_w) / unit_w,
-                     (ctx.height - fixed_h) / unit_h))
+    left = _left(ctx)
+    # the strides under each deck when that draws the cards larger: a narrow canvas, where
+    # beside the decks they took the width the cards need, or a tall one
+    under = _transpose_k(ctx, True) > _transpose_k(ctx, False)
+    lines = _under_lines(ctx) if under else 3
+    k = _transpose_k(ctx, under)
     card_w = style.side(cfg.d_k, k)
     heights = [style.side(cfg.T, k), style.side(cfg.S, k), style.side(cfg.S, k)]
-    centres = row_centres(ctx, heights)
-    total = left + deck_width(cfg.H, card_w) + STRIDES_GAP + strides_w
+    line = lines * note_height("strides", 1000, STRIDES_PT) if under else 0.0
+    centres = row_centres(ctx, heights, 1.0 + line / bottom_space())
+    strides_w = _strides_width(ctx, lines == 1)
+    total = left + deck_width(cfg.H, card_w) + (0.0 if under else STRIDES_GAP + strides_w)
     x0 = max(style.MARGIN, (ctx.width - total) / 2) + left
     shared = cfg.Hkv != cfg.H
     for row, (name, rows_dim) in enumerate([("Q", "T"), ("K", "S"), ("V", "S")]):
@@ -133,12 +169,17 @@ def build_transpose(c: Composer) -> None:
         heads_dim = spec.dims[1]
         count = dims[heads_dim]
         grouped_by = (cfg.group_size if name == "Q" else 1) if shared else None
-        deck(c, name, count, x0, centres[row], card_w, heights[row], rows_dim=rows_dim,
-             heads_dim=heads_dim, caption=f"{name}  {style.shape_text(spec.shape)}",
-             grouped_by=grouped_by)
-        c.note(f"{name}.strides", _strides_html(view.tensor(name), spec, c.ink.muted),
-               x0 + deck_width(cfg.H, card_w) + STRIDES_GAP, centres[row], strides_w, "cl",
-               points=16, html=True)
+        cards = deck(c, name, count, x0, centres[row], card_w, heights[row], rows_dim=rows_dim,
+                     heads_dim=heads_dim, caption=f"{name}  {style.shape_text(spec.shape)}",
+                     grouped_by=grouped_by)
+        strides = _strides_html(view.tensor(name), spec, c.ink.muted, lines)
+        if under:
+            x = max(style.MARGIN, min(cards.left() - left, ctx.width - style.MARGIN - strides_w))
+            c.note(f"{name}.strides", strides, x, c.bottom_of(f"{name}.caption"), strides_w,
+                   points=STRIDES_PT, html=True)
+        else:
+            c.note(f"{name}.strides", strides, x0 + deck_width(cfg.H, card_w) + STRIDES_GAP,
+                   centres[row], strides_w, "cl", points=STRIDES_PT, html=True)
     words = "Only the strides change: no data moves, each head is now its own matrix."
     if not stage.tensor("Q").contiguous:
         words += " The result is no longer contiguous."
@@ -165,14 +206,13 @@ def joined_slices(c: Composer, rect: QRectF, count: int, card_w: float, width_di
     gap = merged_gap(card_w)
     for head in style.shown_heads(count):
         if head is None:
-            c.text("M.more", "…", x + gap / 2, rect.center().y(), "c",
-                   points=style.OPERATOR_PT, color=c.ink.muted)
+            c.add(GapItem("M.more", gap, rect.height(), ink=c.ink, origin="C.more"), x, rect.y())
             x += gap
             continue
         c.add(BlockItem(f"M.h{head}", card_w, rect.height(), fill=c.ink.slice_tints[head % 2],
                         left=style.dim_qcolor("T") if head == 0 else None,
                         top=style.dim_qcolor(width_dim), tag=f"h{head}", outline=c.ink.muted,
-                        origin=f"C.h{head}", ink=c.ink), x, rect.y())
+                        origin=f"C.h{head}", ink=c.ink, part=True), x, rect.y())
         x += card_w
 
 
@@ -191,7 +231,7 @@ def build_merge(c: Composer) -> None:
     # the cards may be larger than in transpose: this stage has two rows, not three
     cards = _card_units(cfg.H)
     gap_units = 0.75 if cards < cfg.H else 0.0  # the merged block's '…' slot
-    k = max(2.0, min(linear_k(ctx) * 1.5,
+    k = max(2.0, min(CARD_K_MAX,
                      (ctx.width - fixed_w) / ((cards + gap_units) * style.units(head_n)),
                      (ctx.height - fixed_h) / (2 * style.units(cfg.T))))
     card_w, sT = style.side(head_n, k), style.side(cfg.T, k)

@@ -57,7 +57,8 @@ LIGHT_INK = ink_for(LIGHT.diagram)  # for items made outside a stage layout (tes
 
 MARGIN = 24
 GAP = 14  # between a block and its labels
-MIN_SIDE = 26  # no block side is drawn thinner than this, however small the dim
+MIN_SIDE = 26  # no block side is drawn thinner than this, however small the dim...
+MIN_SIDE_EMS = 1.25  # ...nor than this many ems of its labels' type: a tensor is no icon
 MAX_HEADS_SHOWN = 4  # more heads are drawn as the first three, "…", and the last
 
 
@@ -70,6 +71,11 @@ def set_type_floor(points: float) -> None:
 
 def type_floor() -> float:
     return _type_floor[0]
+
+
+def label_points() -> float:
+    """The size a tensor's labels (its dim chips) are drawn at now."""
+    return max(LABEL_PT, _type_floor[0])
 
 
 def font(points: float, bold: bool = False) -> QFont:
@@ -97,8 +103,13 @@ def units(n: int) -> float:
     return 1.0 + math.log2(max(1, n))
 
 
+def min_side() -> float:
+    """The thinnest a block is drawn now (its labels' type grows in presentation)."""
+    return max(MIN_SIDE, MIN_SIDE_EMS * label_points() * 96 / 72)
+
+
 def side(n: int, k: float) -> float:
-    return max(MIN_SIDE, k * units(n))
+    return max(min_side(), k * units(n))
 
 
 def dim_qcolor(dim: str) -> QColor:

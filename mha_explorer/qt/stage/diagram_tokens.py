@@ -121,17 +121,19 @@ def draw(c, rect: QRectF, b: TokenBands, *, rows: bool = True, cols: bool = True
         centres = _centres(len(b.q), rect.height(), line) if b.picked is None else \
             _picked_centres(b.picked, len(b.q), rect.height(), line)
         for i, y in centres:
-            c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE, rect.top() + y, "cr",
-                   points=style.LABEL_PT)
+            word = c.text(f"tok.q{i}", elide(b.q[i]), rect.left() - LABEL_AIR - EDGE, rect.top() + y,
+                          "cr", points=style.LABEL_PT)
+            word.placement, word.detail = "pin", True  # beside its row, or on the grid's hover
     if cols and b.kv:
         need = line if b.turned else widest(b.kv) + LABEL_AIR
         bottom = rect.top() - LABEL_AIR - EDGE
         for j, x in _centres(len(b.kv), rect.width(), need):
             cx = rect.left() + x
             if not b.turned:
-                c.text(f"tok.k{j}", elide(b.kv[j]), cx, bottom, "bc", points=style.LABEL_PT)
-                continue
-            item = TextItem(f"tok.k{j}", elide(b.kv[j]), points=style.LABEL_PT, color=c.ink.ink)
-            item.setRotation(-90)  # reads upwards; its start sits next to the grid
-            item.setPos(cx - item.boundingRect().height() / 2, bottom)
-            c.items.append(item)
+                word = c.text(f"tok.k{j}", elide(b.kv[j]), cx, bottom, "bc", points=style.LABEL_PT)
+            else:
+                word = TextItem(f"tok.k{j}", elide(b.kv[j]), points=style.LABEL_PT, color=c.ink.ink)
+                word.setRotation(-90)  # reads upwards; its start sits next to the grid
+                word.setPos(cx - word.boundingRect().height() / 2, bottom)
+                c.items.append(word)
+            word.placement, word.detail = "pin", True  # over its column, or on the grid's hover

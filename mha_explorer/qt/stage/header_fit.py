@@ -9,6 +9,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout
 from PySide6.QtWidgets import QBoxLayout, QLabel, QScrollArea, QWidget
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 ELLIPSIS_AIR = 4.0  # pixels kept free after "…", so the label never wraps it again
 HEADER_MARGINS = (16, 10, 12, 6)  # left, top, right, bottom
 TERSE_MARGINS = (16, 4, 12, 2)  # cut to fit: every pixel to the diagram
@@ -69,11 +70,14 @@ class HeaderFitter:
     the height its grid needs."""
 
     def __init__(self, header: QWidget, lines: QBoxLayout, top_row: QBoxLayout, *, title: QLabel,
-                 counter: QLabel, costs: QLabel, cuttable: tuple[QLabel, ...]) -> None:
+                 counter: QLabel, costs: QLabel, cuttable: tuple[QLabel, ...],
+                 formula: QLabel | None = None) -> None:
         self._header, self._lines, self._top_row = header, lines, top_row
         self._title, self._counter, self._costs = title, counter, costs
         self._cuttable = cuttable
+        self._formula = formula  # cut last, once the others are folded away
         self._full: dict[QLabel, str] = {}  # what a label cut to fit says in full
+        self._dropped: list[QLabel] = []  # labels taken out of a header too short for a line of them
         self.terse = False
         self._fitting = False
         self._shrunk: tuple[QFont, QFont] | None = None  # the title's own font, and the smaller one set
@@ -95,6 +99,9 @@ class HeaderFitter:
         self._fitting = True
         try:
             self._title_back()
+            for label in self._dropped:  # unfolded, to be measured again
+                label.setMaximumHeight(QWIDGETSIZE_MAX)
+            self._dropped = []
             for label, text in self._full.items():
                 label.setText(text)
                 label.setToolTip("")
@@ -103,17 +110,60 @@ class HeaderFitter:
                 return
             self._set_terse(True, presenting)
             text_width = width - TERSE_MARGINS[0] - TERSE_MARGINS[2] - bar
-            for lines in CUT_LINES:
-                for label in self._cuttable:
-                    full = self._full.get(label, "")
-                    cut = elide_lines(full, label.font(), text_width, lines)
-                    label.setText(cut)
-                    label.setToolTip(full if cut != full else "")
-                if self._header.heightForWidth(width) <= budget:
-                    break
+            # measured beside the scroll bar a header too tall for its box shows: without it
+            # the words wrapped a line shorter than they are drawn, and the last was cut
+            inside = width - bar
+            self._cut(text_width, inside, budget)
+            self._drop_lines(inside, budget)
+            self._cut_formula(inside, text_width, budget)
             self._shrink_title(width - bar, budget + title_spare)
         finally:
             self._fitting = False
+
+    def _cut(self, text_width: int, width: int, budget: int) -> None:
+        """Cut the labels one by one, in the order given (the prose before the data: the
+        sentence, which the class reads off the diagram, last), each to 3, 2, then 1 lines,
+        until the header fits ``budget``."""
+        for label in self._cuttable:
+            full = self._full.get(label, "")
+            for lines in CUT_LINES:
+                cut = elide_lines(full, label.font(), text_width, lines)
+                label.setText(cut)
+                label.setToolTip(full if cut != full else "")
+                if self._header.heightForWidth(width) <= budget:
+                    return
+
+    def _drop_lines(self, width: int, budget: int) -> None:
+        """Still too tall at one line each: the cut words go to the title's hover, in the order
+        they were cut, rather than showing a sliver of a line at the box's edge."""
+        for label in self._cuttable:
+            if self._header.heightForWidth(width) <= budget:
+                return
+            full = self._full.get(label, "")
+            if label.isHidden() or not full:
+                continue
+            label.setText("")
+            label.setMaximumHeight(0)  # folded away: whether it is shown stays the view's to say
+            self._dropped.append(label)
+            self._title.setToolTip("\n".join(filter(None, [self._title.toolTip(), full])))
+
+    def _cut_formula(self, width: int, text_width: int, budget: int) -> None:
+        """The formula at 2 lines, then 1, with "…" (whole on hover), when even without the
+        other words the header is too tall (a long formula over a laptop's RoPE plot)."""
+        if self._formula is None or self._formula not in self._full:
+            return
+        full = self._full[self._formula]
+        for lines in CUT_LINES[1:]:
+            if self._header.heightForWidth(width) <= budget:
+                return
+            cut = elide_lines(full, self._formula.font(), text_width, lines)
+            self._formula.setText(cut)
+            self._formula.setToolTip(full if cut != full else "")
+        if self._header.heightForWidth(width) > budget:  # not a line of it: on the title's hover
+            self._formula.setText("")
+            self._formula.setMaximumHeight(0)
+            self._dropped.append(self._formula)
+            self._title.setToolTip("\n".join(filter(None, [self._title.toolTip(), full])))
 
     def _shrink_title(self, width: int, room: int) -> None:
         own = self._title.font()

@@ -9,22 +9,28 @@ is marked: keys beyond it are never seen.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFontMetricsF, QPalette
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.specs.positions import ROPE_FORMULA, rope_distance_curve, rope_score_at
 from mha_explorer.core.stages.trace import current_trace
 from mha_explorer.core.variants.registry import family_of
+from mha_explorer.qt.picture import DrawnShape, DrawnText
+from mha_explorer.qt.picture_items import SceneReader
 from mha_explorer.qt.stage.header_fit import ELLIPSIS_AIR, elide_lines
 
 ONES_COLOR = "#7F7F7F"  # the reference curve, in D's neutral grey
 LAYER_COLOR = "#CC79A7"  # d_k's reddish purple: a head's own vectors
 WINDOW_COLOR = "#D55E00"
-PLOT_ROOM = 60  # pixels the curves and their axis keep under the caption
+AXIS_AIR = 6  # pixels between an axis's ticks' words and its own
+PLOT_LINES = 8  # lines of the widget's type the curves and their axes keep under the caption...
+PLOT_LEAST_LINES = 4  # ...or at least, squeezed: ticks and curves, the axes' words left to the key
 
 
 def max_distance(cfg: MHAConfig) -> int:
@@ -50,53 +56,62 @@ class RopePlot(QWidget):
     (pg.PlotDataItem), ``window_line`` (pg.InfiniteLine, hidden without a window),
     ``refresh()`` (on config_changed and trace_ready)."""
 
-    LEAST = 110  # its curves and legend still read; more, and a laptop's window outgrew its screen
+    LEAST = 110  # its curves and key still read; more, and a laptop's window outgrew its screen
     FLOOR = 90  # the least it keeps when giving height to the stage's title above
 
     def __init__(self, controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setObjectName("rope_plot")
-        self.setMinimumHeight(self.LEAST)
         self.caption = QLabel(objectName="rope_caption")
         self.caption.setWordWrap(True)
         self._said = ""  # the caption in full; on a short plot it shows cut at whole lines
+        # which curve is which, on a line of its own: inside the plot the words sat on the
+        # curves and the ticks of a short plot
+        self.key = QLabel(objectName="rope_key")
         self.plot = pg.PlotWidget(objectName="rope_plot_widget")
-        self.plot.setLabel("bottom", "relative distance m − n (positions)")
-        self.plot.setLabel("left", "q·k after RoPE")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.addLegend(offset=(-10, 10))
-        self.ones_curve = self.plot.plot(pen=pg.mkPen(ONES_COLOR, width=2), name="q = k = ones")
-        self.layer_curve = self.plot.plot(pen=pg.mkPen(LAYER_COLOR, width=2),
-                                          name="this layer, head 0, token 0")
+        self.ones_curve = self.plot.plot(pen=pg.mkPen(ONES_COLOR, width=2))
+        self.layer_curve = self.plot.plot(pen=pg.mkPen(LAYER_COLOR, width=2))
         dashed = pg.mkPen(WINDOW_COLOR, width=1, style=Qt.PenStyle.DashLine)
-        self.window_line = pg.InfiniteLine(angle=90, pen=dashed, label="window",
-                                           labelOpts={"position": 0.9, "color": WINDOW_COLOR})
+        self.window_line = pg.InfiniteLine(angle=90, pen=dashed)  # said in the key, not on the line
         self.plot.addItem(self.window_line)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
         layout.addWidget(self.caption)
+        layout.addWidget(self.key)
         layout.addWidget(self.plot, 1)
+        self.plot.getPlotItem().vb.sigResized.connect(self._fit_ticks)
+        self._fit_type()
         controller.config_changed.connect(lambda _cfg: self.refresh())
         controller.trace_ready.connect(lambda _trace: self.refresh())
         self.refresh()
 
     @classmethod
-    def under(cls, picture: QSplitter, controller, background: QColor) -> RopePlot:
-        """A plot added under the diagram in ``picture``, sharing its height about 55:45."""
+    def under(cls, picture: QSplitter, controller) -> RopePlot:
+        """A plot added under the diagram in ``picture`` (the stage view shares the height);
+        on the page's own colour (its palette's base), not pyqtgraph's black."""
         plot = cls(controller)
-        plot.plot.setBackground(background)
         picture.addWidget(plot)
-        h = max(picture.height(), 400)
-        picture.setSizes([int(h * 0.55), h - int(h * 0.55)])
         return plot
 
+    def least(self) -> int:
+        """The height the stage view keeps for it: LEAST, or more where its type is larger
+        (the plot PLOT_LINES lines of it, the key and a line of the caption theirs)."""
+        line = QFontMetricsF(self.font()).lineSpacing()
+        return max(self.LEAST, int(PLOT_LINES * QFontMetricsF(self.font()).height() + 2 * line + 6))
+
+    def squeezed(self) -> int:
+        """The least it can be squeezed to (a window too crowded to give the centre what it
+        asks): the plot PLOT_LEAST_LINES lines, the key and a line of the caption."""
+        line = QFontMetricsF(self.font()).lineSpacing()
+        return int(self.plot.minimumHeight() + 2 * line + 6)
+
     def give_height(self, short: int) -> int:
-        """Let its least height fall below LEAST by ``short`` pixels, never under FLOOR (0 or
-        less: back to LEAST); returns the pixels given."""
-        give = max(0, min(short, self.LEAST - self.FLOOR))
-        self.setMinimumHeight(self.LEAST - give)
-        return give
+        """How much of ``least()`` it gives the stage's title above, ``short`` pixels but never
+        more than LEAST − FLOOR (0 or less: none)."""
+        return max(0, min(short, self.LEAST - self.FLOOR))
 
     def refresh(self) -> None:
         cfg = self.controller.config
@@ -113,9 +128,13 @@ class RopePlot(QWidget):
         else:
             self.layer_curve.setData([], [])  # no trace of this config yet
         self.layer_curve.setVisible(has_own)
-        self.window_line.setVisible(cfg.window is not None and cfg.window <= far)
+        window_shown = cfg.window is not None and cfg.window <= far
+        self.window_line.setVisible(window_shown)
         if cfg.window is not None:
             self.window_line.setValue(cfg.window)
+        self.key.setText(_key(has_own, cfg.window if window_shown else None))
+        self.plot.getPlotItem().vb.autoRange()
+        self._fit_ticks()
         where = family_of(cfg).rope_part
         status = ("" if cfg.positions_spec.rotates_qk else
                   f"Positions are {cfg.positions} here: this is what RoPE would do. ")
@@ -127,12 +146,106 @@ class RopePlot(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_caption()
+        self._fit_axes()
+        self._fit_ticks()
+
+    def _fit_ticks(self) -> None:
+        """As many labelled ticks up the side as its height has lines for (1, 2 or 5 times a
+        power of ten apart): a short plot wrote them over each other."""
+        axis = self.plot.getPlotItem().getAxis("left")
+        vb = self.plot.getPlotItem().vb
+        room = max(1.0, vb.height())
+        px = QFontMetricsF(self.font()).height()
+        # room above and below the curves for half a label: the end ticks' words stay whole
+        vb.setDefaultPadding(min(0.3, 0.6 * px / room))
+        low, high = vb.viewRange()[1]
+        labels = max(2, int(room // (1.6 * px)))
+        step = nice_step((high - low) / labels)
+        axis.setTickSpacing(step, step / 2)
+        axis.setStyle(maxTextLevel=0)  # words at the labelled ticks only, not the minor ones
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.PaletteChange):  # presentation, theme
+            self._fit_type()
+            self._fit_caption()
+
+    def _fit_type(self) -> None:
+        """The axes in the widget's own type (presentation's is larger), their words short
+        enough to stand beside a short plot; the plot keeps PLOT_LINES lines of it."""
+        font = self.font()
+        px = QFontMetricsF(font).height()
+        ink = self.palette().color(QPalette.ColorRole.Text)  # pyqtgraph's grey read 3:1 on white
+        self.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
+        for side, words in (("bottom", "distance m − n"), ("left", "q·k")):
+            axis = self.plot.getPlotItem().getAxis(side)
+            axis.setStyle(tickFont=font)
+            axis.setTextPen(ink)
+            axis.setPen(ink)
+            axis.label.setFont(font)
+            axis.setLabel(words, color=ink.name())
+        self.plot.setMinimumHeight(int(PLOT_LEAST_LINES * px))
+        self.setMinimumHeight(self.squeezed())
+        self._labelled = None
+        self._fit_axes()
+
+    def _fit_axes(self) -> None:
+        """Room for the ticks' words and each axis's own word under (or beside) them, as
+        pyqtgraph sets its word a few pixels past its edge; a plot squeezed under its least
+        height (a crowded window gives the centre less than it asks) keeps its ticks and
+        leaves the axes' words to the caption and the key, rather than cutting them."""
+        labelled = self.plot.height() >= PLOT_LINES * QFontMetricsF(self.font()).height() - 1
+        if labelled == self._labelled:
+            return
+        self._labelled = labelled
+        metrics = QFontMetricsF(self.font())
+        for side in ("bottom", "left"):
+            axis = self.plot.getPlotItem().getAxis(side)
+            axis.showLabel(labelled)
+            ticks = abs(axis.style["tickLength"]) + axis.style["tickTextOffset"][1 if side == "bottom" else 0]
+            label = axis.label.boundingRect().height() if labelled else 0.0
+            if side == "bottom":
+                axis.setHeight(int(ticks + metrics.height() + label + AXIS_AIR))
+            else:
+                axis.setWidth(int(ticks + metrics.horizontalAdvance("−0000") + label + AXIS_AIR))
 
     def _fit_caption(self) -> None:
-        """The caption in the lines the plot's height leaves over PLOT_ROOM, cut at a whole
-        line with "…" (full text on hover): squeezed, it showed half a line at each edge."""
+        """The caption in the lines the plot's height leaves over the plot's own room, cut at a
+        whole line with "…" (full text on hover): squeezed, it showed half a line at each edge."""
         font = self.caption.font()
-        lines = max(1, int((self.height() - PLOT_ROOM) // QFontMetricsF(font).lineSpacing()))
+        room = PLOT_LINES * QFontMetricsF(self.font()).height() + self.key.sizeHint().height()
+        lines = max(1, int((self.height() - room) // QFontMetricsF(font).lineSpacing()))
         cut = elide_lines(self._said, font, self.width() - ELLIPSIS_AIR, lines)
         self.caption.setText(cut)
         self.caption.setToolTip(self._said if cut != self._said else "")
+
+    # what is drawn, for the picture checks (qt/picture.py); the caption and key are labels
+    def drawn_texts(self) -> list[DrawnText]:
+        return SceneReader(self.plot, "RoPE plot").texts()
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        vb = self.plot.getPlotItem().vb
+        reader = SceneReader(self.plot, "RoPE plot")
+        return [DrawnShape(reader.rect(vb, vb.boundingRect()), "RoPE plot", "curves", "plot",
+                           QFontMetricsF(self.font()).height())]
+
+
+def _key(own: bool, window: int | None) -> str:
+    """Which curve is which: a coloured mark before each, the words in the page's ink."""
+    def mark(color: str, sign: str = "━━") -> str:
+        return f"<span style='color:{color}; font-weight:700'>{sign}</span>"
+
+    parts = [f"{mark(ONES_COLOR)} q = k = ones"]
+    if own:
+        parts.append(f"{mark(LAYER_COLOR)} this layer: head 0, token 0")
+    if window is not None:
+        parts.append(f"{mark(WINDOW_COLOR, '┆')} window ({window:,})")
+    return "&nbsp;&nbsp;&nbsp;".join(parts)
+
+
+def nice_step(least: float) -> float:
+    """The smallest of 1, 2 or 5 times a power of ten that is at least ``least``."""
+    if least <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(least))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= least)

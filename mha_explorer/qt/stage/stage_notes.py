@@ -54,12 +54,13 @@ def _scaling_note(trace: Trace | None, stage: str, batch_index: int, *, compute:
         return ""
     # with a trace, numpy is in already; at start-up these would bring it in
     from mha_explorer.core.display.head_maps import statistics_rows
-    from mha_explorer.core.display.scaling import remembered_numbers, scaling_numbers
+    from mha_explorer.core.display.scaling import remembered_numbers, scaling_numbers, score_width
 
+    width = score_width(trace.config)  # the family's own: latent attention divides by √(d_n + d_r)
     if compute:
-        numbers = scaling_numbers(shown, trace.config.d_k)
+        numbers = scaling_numbers(shown, width)
     else:
-        known, numbers = remembered_numbers(shown, trace.config.d_k)
+        known, numbers = remembered_numbers(shown, width)
         if not known:
             return None
     if numbers is None:

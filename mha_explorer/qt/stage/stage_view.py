@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -45,6 +44,8 @@ COMPACT_BELOW = 1300  # narrower than this, the header may move above the diagra
 CODE_SHARE_WIDE, CODE_SHARE_COMPACT = 0.4, 0.36  # of the width, at first show
 SIDE_MIN_WIDTH = 360  # a header column narrower than this wraps its title word by word
 CODE_ROOM = 760  # a centre narrower than this gives the code's width to the diagram
+PICTURE_ROWS = 300  # a header above the diagram is cut to fit before the picture gets fewer
+ROPE_DIAGRAM_LEAST = 150  # the diagram over the RoPE plot may be this short
 
 
 def _label(name: str, points: float, *, bold: bool = False, wrap: bool = True) -> QLabel:
@@ -84,6 +85,7 @@ class StageView(QWidget):
         self.setObjectName("stageView")
 
         self.diagram = StageDiagram(controller, self)
+        self._diagram_least = self.diagram.minimumHeight()
         self.code_panel = CodePanel(controller, self)
         self.counter = _label("stageCounter", SMALL_PT)
         self.title = _label("stageTitle", TITLE_PT, bold=True)
@@ -118,7 +120,8 @@ class StageView(QWidget):
         self._header_box = self._scrolling_box()
         self._fitter = HeaderFitter(self.header, header, top_row, title=self.title,
                                     counter=self.counter, costs=self.costs,
-                                    cuttable=(self.explanation, self.sentence, self.scaling))
+                                    cuttable=(self.explanation, self.scaling, self.sentence),
+                                    formula=self.formula)
 
         self._side_widget = side = QWidget(self)
         self._side = QVBoxLayout(side)
@@ -257,7 +260,7 @@ class StageView(QWidget):
         self.counter.setText(f"Stage {c.stage_index + 1} of {count}  ·  {c.config.variant}")
         self._show_rope_plot(c.stage == StageId.rope)
         self.title.setText(stage.title)
-        self.formula.setText(stage.formula)
+        self._fitter.say(self.formula, stage.formula)
         self._fitter.say(self.explanation, stage.explanation)
         memory = f"new memory {format_bytes(stage.bytes)}" if stage.bytes else "no new memory (a view)"
         self.costs.setText(f"{format_count(stage.flops)} FLOPs  ·  {memory}" if stage.flops
@@ -286,10 +289,13 @@ class StageView(QWidget):
         """Above a short diagram every line of the header shows whole (HeaderFitter), and one
         cut to fit still shows its title's row whole: at the RoPE stage the q·k plot gives
         some of its least height to the header's box (the view's least, and so the window,
-        stay as they were). ``room``: what the diagram and plot cannot do without."""
+        stay as they were). ``room``: what the diagram and plot keep before the words: at
+        1280×720 a long explanation left the picture 249 rows of the 446."""
         active = self._compact and not self._figure_only and self.isVisible()
         plot = self.rope_plot if self.rope_plot is not None and not self.rope_plot.isHidden() else None
-        room = self.diagram.minimumHeight() + (self.picture.handleWidth() + plot.LEAST if plot else 0)
+        # the picture (the diagram, and the RoPE plot under it) keeps PICTURE_ROWS at least
+        room = max(PICTURE_ROWS, self.diagram.minimumHeight()
+                   + (self.picture.handleWidth() + plot.least() if plot else 0))
         budget = self.height() - room if active else None
         bar = self._header_box.verticalScrollBar().sizeHint().width()
         self._fitter.fit(self.width(), budget, bar, self._presenting, plot.LEAST - plot.FLOOR if plot else 0)
@@ -301,11 +307,17 @@ class StageView(QWidget):
         if show and self.rope_plot is None:
             from mha_explorer.qt.stage.rope_plot import RopePlot
 
-            # the page's own colour, not pyqtgraph's black, under the theme's text
-            self.rope_plot = RopePlot.under(self.picture, self._controller,
-                                            self.palette().color(QPalette.ColorRole.Base))
-        if self.rope_plot is not None:
-            self.rope_plot.setVisible(show)
+            self.rope_plot = RopePlot.under(self.picture, self._controller)
+        if self.rope_plot is None:
+            return
+        shown = not self.rope_plot.isHidden()
+        self.rope_plot.setVisible(show)
+        # the RoPE stage draws two tensors above the plot: the diagram may be shorter there,
+        # and the two share the height, so a laptop's plot is more than a strip of ticks
+        self.diagram.setMinimumHeight(ROPE_DIAGRAM_LEAST if show else self._diagram_least)
+        if show and not shown:
+            h = max(self.picture.height(), 2 * ROPE_DIAGRAM_LEAST)
+            self.picture.setSizes([h - h // 2, h // 2])
 
     def _set_compact(self, compact: bool) -> None:
         """Move the header above everything (compact) or beside the diagram (wide)."""

@@ -54,6 +54,11 @@ class AblationRanking(QTableWidget):
         self.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)  # by rank
         self.setSortingEnabled(True)  # sorts by the indicator
 
+    def clear_ranking(self) -> None:
+        """No rows: the ranking shown was another layer's, text's or model's."""
+        self.layer = None
+        self.setRowCount(0)
+
     def heads_in_order(self) -> list[int]:
         return [int(self.item(r, 1).value) for r in range(self.rowCount())]
 

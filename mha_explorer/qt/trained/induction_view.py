@@ -7,17 +7,21 @@ as a layers × heads grid, local and global layers told apart.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
+from mha_explorer.core.display.colors import ink_on
 from mha_explorer.core.models.catalog import model_named
 from mha_explorer.qt.colormaps import lookup_table
+from mha_explorer.qt.drawn import painted_text
 from mha_explorer.qt.job_controls import JobControls
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
+from mha_explorer.qt.picture import DrawnShape, DrawnText
 
 if TYPE_CHECKING:
     from mha_explorer.core.display.decoder import InductionData
@@ -33,8 +37,24 @@ def _induction(model_key, n, *, cancel, progress):
     return induction(model_key, n, cancel=cancel, progress=progress)
 
 
+CENTRE = int(Qt.AlignmentFlag.AlignCenter)
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A head's square: its score's colour, and the score written in the ink that reads on it."""
+
+    box: QRectF
+    fill: QColor
+    text: str
+    ink: QColor
+    best: bool
+
+
 class ScoreGrid(QWidget):
-    """layers × heads cells, each with its score written in it; the best head outlined."""
+    """layers × heads cells, each with its score written in it (black or white, whichever
+    reads on the cell's colour); the best head outlined."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,38 +62,73 @@ class ScoreGrid(QWidget):
         self.setMinimumSize(180, 120)
         self.data: InductionData | None = None
 
+    def names(self) -> list[tuple[str, QRectF, int]]:
+        """The heads' names over the columns and the layers' beside the rows: (text, box, flags)."""
+        if self.data is None:
+            return [("prefix matching, per head", QRectF(self.rect()), CENTRE)]
+        heads = self.data.prefix_matching.shape[1]
+        label, top, cell_w, cell_h = self._geometry()
+        return ([(f"h{h}", QRectF(label + h * cell_w, 0, cell_w, top), CENTRE) for h in range(heads)]
+                + [(name, QRectF(0, top + layer * cell_h, label - 4, cell_h), RIGHT)
+                   for layer, name in enumerate(self._layer_names())])
+
+    def cells(self) -> list[Cell]:
+        if self.data is None:
+            return []
+        scores = self.data.prefix_matching  # [layers, H]
+        label, top, cell_w, cell_h = self._geometry()
+        best = self.data.best[:2]
+        layers, heads = scores.shape
+        cells = []
+        for layer in range(layers):
+            for h in range(heads):
+                value = float(scores[layer, h])
+                rgb = lookup_table()[int(round(255 * min(max(value, 0.0), 1.0)))]
+                fill = QColor(int(rgb[0]), int(rgb[1]), int(rgb[2]))
+                box = QRectF(label + h * cell_w + 1, top + layer * cell_h + 1, cell_w - 2, cell_h - 2)
+                cells.append(Cell(box, fill, f"{value:.2f}", QColor(ink_on(fill.name())),
+                                  (layer + 1, h) == best))
+        return cells
+
+    def _layer_names(self) -> list[str]:
+        return [f"L{layer + 1} {kind}" for layer, kind in enumerate(self.data.layer_kinds)]
+
+    def _geometry(self) -> tuple[float, float, float, float]:
+        """(the layers' names' width, the heads' names' height, a cell's width and height)."""
+        metrics = QFontMetricsF(self.font())
+        layers, heads = self.data.prefix_matching.shape
+        label = max(metrics.horizontalAdvance(name) for name in self._layer_names()) + 8  # none cut
+        top = metrics.lineSpacing() + 4
+        return label, top, (self.width() - label) / heads, (self.height() - top) / layers
+
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
         ink = self.palette().color(QPalette.ColorRole.WindowText)
         p.setPen(ink)
-        if self.data is None:
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "prefix matching, per head")
-            return
-        scores = self.data.prefix_matching  # [layers, H]
-        layers, heads = scores.shape
-        names = [f"L{layer + 1} {kind}" for layer, kind in enumerate(self.data.layer_kinds)]
-        label = max(p.fontMetrics().horizontalAdvance(name) for name in names) + 8  # none cut
-        top = p.fontMetrics().lineSpacing() + 4
-        cell_w = (self.width() - label) / heads
-        cell_h = (self.height() - top) / layers
-        for h in range(heads):
-            p.drawText(QRectF(label + h * cell_w, 0, cell_w, top), Qt.AlignmentFlag.AlignCenter, f"h{h}")
-        best_layer, best_head, _ = self.data.best
-        for layer in range(layers):
-            y = top + layer * cell_h
-            p.setPen(ink)
-            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-            p.drawText(QRectF(0, y, label - 4, cell_h), right, names[layer])
-            for h in range(heads):
-                value = float(scores[layer, h])
-                rgb = lookup_table()[int(round(255 * min(max(value, 0.0), 1.0)))]
-                cell = QRectF(label + h * cell_w + 1, y + 1, cell_w - 2, cell_h - 2)
-                p.fillRect(cell, QColor(int(rgb[0]), int(rgb[1]), int(rgb[2])))
-                p.setPen(QColor("#ffffff") if value > 0.5 else QColor("#000000"))
-                p.drawText(cell, Qt.AlignmentFlag.AlignCenter, f"{value:.2f}")
-                if (layer + 1, h) == (best_layer, best_head):
-                    p.setPen(ink)
-                    p.drawRect(cell.adjusted(-1, -1, 1, 1))
+        for text, box, flags in self.names():
+            p.drawText(box, flags, text)
+        for cell in self.cells():
+            p.fillRect(cell.box, cell.fill)
+            p.setPen(cell.ink)
+            p.drawText(cell.box, CENTRE, cell.text)
+            if cell.best:
+                p.setPen(ink)
+                p.drawRect(cell.box.adjusted(-1, -1, 1, 1))
+        p.end()
+
+    # what a picture check reads: the numbers sit on their cells by design, on a fill
+    # chosen for them, so a cell is the ground of its number rather than a tensor under it
+    def drawn_texts(self) -> list[DrawnText]:
+        if not self.isVisible():
+            return []
+        return ([painted_text(self, text, box, "induction grid", flags=flags)
+                 for text, box, flags in self.names()]
+                + [painted_text(self, c.text, c.box, "induction grid", flags=CENTRE, ink=c.ink,
+                                ground=c.fill) for c in self.cells()])
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        return []
+
 
 
 class InductionView(QWidget):
@@ -118,6 +173,14 @@ class InductionView(QWidget):
     def cancel(self) -> None:
         self.controls.cancel()
         self.summary.setText("Cancelled.")
+
+    def clear(self) -> None:
+        """Another model: its search (running or done) is not this one's; back to the start."""
+        if not self.run_button.isEnabled():  # a search under way: it was the other model's
+            self.controls.cancel()
+        self.summary.setText("")
+        self.grid.data = None
+        self.grid.update()
 
     def _on_done(self, done: JobDone) -> None:
         if done.kind != JobKind.induction:

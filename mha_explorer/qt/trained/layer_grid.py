@@ -4,21 +4,58 @@ The thumbnails are coloured once when maps arrive (viridis, weights 0 to 1, as
 the heads panel colours softmax weights) and only blitted when painting. A click,
 or Enter on the keyboard-selected cell, emits ``head_chosen(layer, head)`` with
 the layer 1-based and the head 0-based, as the window labels them.
+
+The heads' and layers' names are thinned to every k-th where a thumbnail is narrower than
+its name ("h0 h2 h4 …", never "h0h1h2" run together); a head's badge goes on a line under its
+thumbnail, never over the map, where the thumbnails are large enough to spare it. Every text
+painted is listed once (``texts``), for the painting and for the picture checks alike.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFontMetricsF,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from mha_explorer.core.display.token_ticks import label_step, spaced_positions
 from mha_explorer.qt.colormaps import lookup_table
+from mha_explorer.qt.drawn import in_window, painted_text
+from mha_explorer.qt.picture import DrawnShape, DrawnText
 
-LABEL_PX = 28  # room for the "L1" row labels and the "h0" column labels
+LABEL_PX = 28  # at least this much room for the "L1" row labels and the "h0" column labels
 GAP_PX = 3
-BADGE_MIN_CELL_PX = 44  # below this a thumbnail has no room for its badge
+LABEL_GAP_PX = 6  # air between two names side by side
+BADGE_MIN_CELL_PX = 44  # below this a thumbnail keeps all its room; the badge is on hover
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the heads panel marks a choice
+CENTRE = int(Qt.AlignmentFlag.AlignCenter)
+
+
+@dataclass(frozen=True)
+class GridText:
+    """One text the grid paints, in ``box`` (its pixels), centred."""
+
+    text: str
+    box: QRectF
+
+
+def map_image(index: np.ndarray, lut: np.ndarray) -> QImage:
+    """An attention map as an image: ``index`` [T, S] uint8 (weight × 255) through ``lut``."""
+    rgb = np.ascontiguousarray(lut[index])  # [T, S, 3]
+    h, w = index.shape
+    return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()  # owns its pixels
 
 
 class LayerGrid(QWidget):
@@ -66,10 +103,14 @@ class LayerGrid(QWidget):
         self.updateGeometry()
         self.update()
 
+    def clear(self) -> None:
+        """No maps: those shown belonged to another model or text."""
+        self._images, self._badges, self._kinds, self._current = [], [], (), None
+        self.updateGeometry()
+        self.update()
+
     def _image(self, index: np.ndarray) -> QImage:
-        rgb = np.ascontiguousarray(self._lut[index])  # [T, S, 3]
-        h, w = index.shape
-        return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()  # owns its pixels
+        return map_image(index, self._lut)
 
     def set_current(self, layer: int, head: int) -> None:
         self._current = (layer, head) if self._valid(layer, head) else None
@@ -83,76 +124,125 @@ class LayerGrid(QWidget):
         return 1 <= layer <= layers and 0 <= head < heads
 
     # Geometry --------------------------------------------------------------
+    def _layer_name(self, layer: int) -> str:
+        local = self._kinds and self._kinds[layer - 1] == "local"
+        return f"L{layer}" + ("·w" if local else "·G" if self._kinds else "")
+
     def _left_px(self) -> int:
         """Room for the row labels: "L18·G" in the widget's own type, never cut."""
         layers, _heads = self.shape
         widest = f"L{max(layers, 1)}" + ("·G" if self._kinds else "")
         return max(LABEL_PX, self.fontMetrics().horizontalAdvance(widest) + 6)
 
-    def _cell_px(self) -> int:
+    def _top_px(self) -> int:
+        """Room for the heads' names over the thumbnails, in the widget's own type."""
+        return max(LABEL_PX, self.fontMetrics().height() + 6)
+
+    def _fit(self, below: int) -> int:
+        """The thumbnails' side when each row keeps ``below`` pixels under them."""
         layers, heads = self.shape
         if not layers:
             return 0
         w = (self.width() - self._left_px()) // heads - GAP_PX
-        h = (self.height() - LABEL_PX) // layers - GAP_PX
+        h = (self.height() - self._top_px()) // layers - GAP_PX - below
         return max(4, min(w, h))
+
+    def _badge_px(self) -> int:
+        """A line under every thumbnail for its badge, where they are large enough to spare it."""
+        line = self.fontMetrics().height()
+        shown = any(any(row) for row in self._badges)
+        return line if shown and self._fit(line) >= BADGE_MIN_CELL_PX else 0
+
+    def _cell_px(self) -> int:
+        return self._fit(self._badge_px())
+
+    def _pitch(self) -> tuple[int, int]:
+        """(across, down): from one thumbnail to the next."""
+        size = self._cell_px()
+        return size + GAP_PX, size + GAP_PX + self._badge_px()
 
     def cell_rect(self, layer: int, head: int) -> QRect:
         """Where the thumbnail of (layer 1-based, head 0-based) is drawn."""
         size = self._cell_px()
-        step = size + GAP_PX
-        return QRect(self._left_px() + head * step, LABEL_PX + (layer - 1) * step, size, size)
+        across, down = self._pitch()
+        return QRect(self._left_px() + head * across, self._top_px() + (layer - 1) * down, size, size)
 
     def cell_at(self, point: QPoint) -> tuple[int, int] | None:
-        size = self._cell_px()
-        if not size:
+        if not self._cell_px():
             return None
-        step = size + GAP_PX
-        left = self._left_px()
-        col, row = (point.x() - left) // step, (point.y() - LABEL_PX) // step
-        if point.x() < left or point.y() < LABEL_PX or not self._valid(row + 1, col):
+        across, down = self._pitch()
+        left, top = self._left_px(), self._top_px()
+        col, row = (point.x() - left) // across, (point.y() - top) // down
+        if point.x() < left or point.y() < top or not self._valid(row + 1, col):
             return None
         return (row + 1, col) if self.cell_rect(row + 1, col).contains(point) else None
 
     def sizeHint(self) -> QSize:
         layers, heads = self.shape if self._images else (6, 12)  # a typical grid before any maps
-        return QSize(self._left_px() + max(heads, 1) * 64, LABEL_PX + max(layers, 1) * 64)
+        return QSize(self._left_px() + max(heads, 1) * 64, self._top_px() + max(layers, 1) * 64)
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(self._left_px() + 12 * 16, LABEL_PX + 6 * 16)
+        return QSize(self._left_px() + 12 * 16, self._top_px() + 6 * 16)
+
+    def texts(self) -> list[GridText]:
+        """Every text the grid paints: the heads' names over the columns and the layers' beside
+        the rows (every k-th where a name is wider than its thumbnail), and the badges that fit."""
+        layers, heads = self.shape
+        if not layers:
+            return []
+        metrics = QFontMetricsF(self.font())
+        across, down = self._pitch()
+        texts = []
+        name_w = metrics.horizontalAdvance(f"h{heads - 1}") + LABEL_GAP_PX
+        for head in spaced_positions(heads, label_step(heads, name_w, heads * across)):
+            centre = self.cell_rect(1, head).center().x() + 0.5
+            left = min(max(centre - name_w / 2, 0.0), self.width() - name_w)  # never past the edge
+            texts.append(GridText(f"h{head}", QRectF(left, 0, name_w, self._top_px())))
+        line = metrics.height() + 1
+        for layer in spaced_positions(layers, label_step(layers, line, layers * down)):
+            r = self.cell_rect(layer + 1, 0)
+            middle = r.y() + r.height() / 2
+            box = QRectF(0, middle - max(r.height(), line) / 2, self._left_px(), max(r.height(), line))
+            texts.append(GridText(self._layer_name(layer + 1), box))
+        below = self._badge_px()
+        for layer in range(1, layers + 1) if below else ():
+            for head in range(heads):
+                rect = QRectF(self.cell_rect(layer, head))
+                # the whole badge, else its pattern's name alone ("prev"), else none (hover)
+                fits = [t for t in (self._badges[layer - 1][head],
+                                    self._badges[layer - 1][head].split(" ")[0])
+                        if t and metrics.horizontalAdvance(t) + 2 <= rect.width() + GAP_PX]
+                if fits:
+                    box = QRectF(rect.x() - GAP_PX / 2, rect.bottom() + 1, rect.width() + GAP_PX, below)
+                    texts.append(GridText(fits[0], box))
+        return texts
 
     # Painting and input ----------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
-        ink = self.palette().color(QPalette.ColorRole.WindowText)
-        painter.setPen(ink)
         layers, heads = self.shape
-        size = self._cell_px()
-        for head in range(heads):
-            r = self.cell_rect(1, head)
-            painter.drawText(QRect(r.x(), 0, r.width(), LABEL_PX), Qt.AlignmentFlag.AlignCenter, f"h{head}")
         for layer in range(1, layers + 1):
-            r = self.cell_rect(layer, 0)
-            painter.setPen(ink)  # badges paint white; labels are in the text colour
-            local = self._kinds and self._kinds[layer - 1] == "local"
-            painter.drawText(QRect(0, r.y(), self._left_px(), r.height()), Qt.AlignmentFlag.AlignCenter,
-                             f"L{layer}" + ("·w" if local else "·G" if self._kinds else ""))
             for head in range(heads):
-                rect = self.cell_rect(layer, head)
-                painter.drawImage(rect, self._images[layer - 1][head])
-                badge = self._badges[layer - 1][head]
-                if badge and size >= BADGE_MIN_CELL_PX:
-                    self._draw_badge(painter, rect, badge)
+                painter.drawImage(self.cell_rect(layer, head), self._images[layer - 1][head])
+        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        for item in self.texts():
+            painter.drawText(item.box, CENTRE, item.text)
         if self._current is not None:
             painter.setPen(CURRENT_PEN)
             painter.drawRect(self.cell_rect(*self._current).adjusted(-1, -1, 1, 1))
         painter.end()
 
-    def _draw_badge(self, painter: QPainter, rect: QRect, text: str) -> None:
-        band = QRect(rect.x(), rect.bottom() - 13, rect.width(), 14)
-        painter.fillRect(band, QColor(0, 0, 0, 170))
-        painter.setPen(QColor("#ffffff"))
-        painter.drawText(band, Qt.AlignmentFlag.AlignCenter, text)
+    # What a picture check reads --------------------------------------------------------
+    def drawn_texts(self) -> list[DrawnText]:
+        if not self.isVisible():
+            return []
+        return [painted_text(self, t.text, t.box, "layers grid", flags=CENTRE) for t in self.texts()]
+
+    def drawn_shapes(self) -> list[DrawnShape]:
+        layers, heads = self.shape
+        return [DrawnShape(in_window(self, QRectF(self.cell_rect(layer, head))), "layers grid",
+                           f"layer {layer} head {head}", "map")
+                for layer in range(1, layers + 1) for head in range(heads)] if self.isVisible() else []
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         cell = self.cell_at(event.position().toPoint())

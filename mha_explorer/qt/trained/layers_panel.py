@@ -16,8 +16,11 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from mha_explorer.core.config.rules import layer_fields
+from mha_explorer.core.display.pattern_columns import pattern_columns
+from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS, model_named
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.qt.in_sight import SightWatch, in_sight
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
@@ -65,6 +68,7 @@ class LayersPanel(QWidget):
         self._asked_maps: tuple[str, tuple[str, ...]] | None = None
         self._asked_ablation: tuple[str, int, tuple[str, ...]] | None = None
         self._scores: list[list[dict]] | None = None
+        self._model_key: str | None = None  # the model whose columns the table has
         self._head = 0
         self._split_before_what_if: list[int] | None = None  # the split the What-if tab widened
 
@@ -106,6 +110,7 @@ class LayersPanel(QWidget):
         layout.addWidget(split, 1)
 
         tables.currentChanged.connect(self._make_room)
+        self._sight = SightWatch(self, self._came_into_sight)
         self.patterns.head_selected.connect(self._select_head)
         self.ranking.head_selected.connect(self._select_head)
         jobs.done.connect(self._on_done)
@@ -127,13 +132,14 @@ class LayersPanel(QWidget):
         self.tables.setTabToolTip(1, "an encoder's measure: a decoder's heads are ranked by their patterns"
                                   if decoder else "Each head of the layer switched off in turn, ranked by "
                                   "how much the sentence embedding changes")
+        self._forget_older(cfg)
         if self._grid is not None:
             self._grid.setEnabled(trained)
         if not trained:
             self.note.setText(IDLE_NOTE)
             return
         pieces = tuple(cfg.tokens)
-        if pieces[:1] != (model.first_token,):
+        if not runtime.owns(model, pieces):
             return  # words on their way to becoming the model's tokens
         if (model.key, pieces) != self._asked_maps:
             self._asked_maps = (model.key, pieces)
@@ -142,13 +148,37 @@ class LayersPanel(QWidget):
         self._ask_ablation()
         self._show_layer(cfg.layer)
 
+    def _forget_older(self, cfg: MHAConfig) -> None:
+        """Clear what belongs to another model, text or layer than ``cfg``'s (a newer answer is
+        asked for): the grid and the scores with the model or the text, the ranking with the
+        layer too, and the columns and the induction heads with the model."""
+        model = model_named(cfg.weights)
+        key = model.key if model is not None else None
+        if key != self._model_key:
+            self._model_key = key
+            self.patterns.set_columns(pattern_columns(model) if model is not None else ())
+            self.induction.clear()
+        if (key, tuple(cfg.tokens or ())) != self._asked_maps:
+            self._asked_maps = None
+            self._scores = None
+            self.patterns.clear_scores()
+            if self._grid is not None:
+                self._grid.clear()
+            if key is None:  # no model: no job of its answers is wanted any more
+                self._jobs.cancel(LAYERS_JOB)
+                self._jobs.cancel(ABLATION_JOB)
+        if (cfg.weights, cfg.layer, tuple(cfg.tokens or ())) != self._asked_ablation:
+            self._asked_ablation = None
+            self.ranking.clear_ranking()
+
     def _ask_ablation(self) -> None:
-        """Twelve reruns of the rest of the model: only while the dock is on screen."""
+        """Twelve reruns of the rest of the model: only while the dock is in sight (not behind
+        another tab)."""
         cfg = self._controller.config
         model = model_named(cfg.weights)
         wanted = (cfg.weights, cfg.layer, tuple(cfg.tokens or ()))
-        if (self.isVisible() and model is not None and not model.causal  # an encoder's embedding
-                and wanted[2][:1] == (model.first_token,) and wanted != self._asked_ablation):
+        if (in_sight(self) and model is not None and not model.causal  # an encoder's embedding
+                and runtime.owns(model, wanted[2]) and wanted != self._asked_ablation):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted, cancellable=True)
 
@@ -191,8 +221,7 @@ class LayersPanel(QWidget):
             self._grid = grid
         return self._grid
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().showEvent(event)
+    def _came_into_sight(self) -> None:
         self._make_room(self.tables.currentIndex())
         if self._trained:
             self.grid  # noqa: B018 - trained maps to show: build it

@@ -10,7 +10,7 @@ against this description before converting it.
 
 from __future__ import annotations
 
-from mha_explorer.core.models.description import Distribution, LayerKind, ModelDescription
+from mha_explorer.core.models.description import DecoderLayout, Distribution, LayerKind, ModelDescription
 
 LOCAL_PER_GLOBAL = 5  # five sliding-window layers, then one global, repeated
 N_LAYERS = 18
@@ -50,6 +50,9 @@ GEMMA3_270M = ModelDescription(
     ),
     vocab_size=262_144,
     home="mha_explorer.core.models.gemma3",
+    decoder=DecoderLayout(d_ff=D_FF, rms_eps=RMS_NORM_EPS, post_norms=True, embed_scale=640 ** 0.5,
+                          activation="gelu_tanh", tied_embeddings=True, bos_id=2, eos_id=1,
+                          pieces="sentencepiece"),
     layer_kinds=LAYER_KINDS,
     window=512,
     rope_bases={"global": 1_000_000.0, "local": 10_000.0},

@@ -8,8 +8,8 @@ packages' own ``assemble()`` is not used: it writes the joined 253 MB file into
 needs no second copy of it. Instead ``convert.prepare`` reads the chunks, checks
 their joined SHA-256 against the pinned one and writes a float32
 safetensors file and the tokenizer into the app's cache, once; a manifest beside
-them records their sizes and SHA-256 (``read_manifest``), checked again whenever
-they are loaded.
+them records their sizes and SHA-256 (``read_manifest``), which must be the ones pinned
+here for the converter's version (``PINNED``), checked again whenever they are loaded.
 
 ``is_available`` costs milliseconds (install records and file sizes only), so the
 window may ask it at start-up.
@@ -18,15 +18,22 @@ window may ask it at start-up.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
-from mha_explorer.core.errors import ConfigError
-from mha_explorer.core.models.cache_files import cache_root
+from mha_explorer.core.models.decoder import installed
+from mha_explorer.core.models.decoder.converted import (
+    MANIFEST_FILE,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    CacheRecord,
+    ConvertedFiles,
+    ModelFilesError,
+)
 from mha_explorer.core.models.gemma3.description import GEMMA3_270M
-from mha_explorer.core.system.safe_files import read_regular
+
+__all__ = ["CHUNKS", "CONVERTER_VERSION", "GGUF_BYTES", "GGUF_SHA256", "MANIFEST_FILE", "TOKENIZER_FILE",
+           "WEIGHTS_FILE", "ConvertedFiles", "GemmaFilesError", "chunk_paths", "is_available",
+           "model_cache_dir", "notice_for", "read_manifest"]
 
 DISTRIBUTION_VERSION = "1.0.0"
 # (distribution, file inside site-packages, bytes), in the order they join
@@ -39,40 +46,17 @@ GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 MAIN_DISTRIBUTION = GEMMA3_270M.distribution.packages[0]
 LIBRARIES = ("numpy", "gguf", "safetensors", "tokenizers")  # what the extra brings besides the files
 
-CONVERTER_VERSION = 1  # raise when the converted files change meaning; old copies are then remade
-WEIGHTS_FILE = "model.safetensors"
-TOKENIZER_FILE = "tokenizer.json"
-MANIFEST_FILE = "manifest.json"
-MANIFEST_LIMIT = 1 << 20  # a manifest is a few hundred bytes; a bigger one is not ours
+CONVERTER_VERSION = 1  # raise when the converted files change; old copies are then remade
+# what each converter version writes, byte for byte (checked when a copy is made and loaded)
+PINNED = {1: {WEIGHTS_FILE: "ae26f34f60a99dc76f3e32210a66e2079d90a3697a58e150dc4291adce110d13",
+              TOKENIZER_FILE: "f98a60932565a99583f66633f1988aadfc32e098dbafd9eb7ffc248fb6074d12"}}
+RECORD = CacheRecord(GEMMA3_270M, GGUF_SHA256, CONVERTER_VERSION, PINNED[CONVERTER_VERSION])
 INSTALL_HINT = GEMMA3_270M.distribution.install_hint
 NAME = GEMMA3_270M.name
 
 
-class GemmaFilesError(ConfigError):
+class GemmaFilesError(ModelFilesError):
     """Gemma 3 270M cannot be used: a missing extra, another version, altered files."""
-
-    def __init__(self, message: str):
-        super().__init__("weights", message)
-
-
-@dataclass(frozen=True)
-class ConvertedFiles:
-    """The converted copy in the cache and the SHA-256 each file must still have."""
-
-    folder: Path
-    weights_sha256: str
-    weights_bytes: int
-    tokenizer_sha256: str
-    tokenizer_bytes: int
-    notice: str | None = None  # one sentence when the copy had to be made again
-
-    @property
-    def weights(self) -> Path:
-        return self.folder / WEIGHTS_FILE
-
-    @property
-    def tokenizer(self) -> Path:
-        return self.folder / TOKENIZER_FILE
 
 
 def _missing(what: str) -> GemmaFilesError:
@@ -80,63 +64,27 @@ def _missing(what: str) -> GemmaFilesError:
 
 
 def _distribution(name: str) -> importlib.metadata.Distribution:
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        raise _missing(f"the package {name}=={DISTRIBUTION_VERSION}") from None
-    if dist.version != DISTRIBUTION_VERSION:
-        raise GemmaFilesError(f"{name} {dist.version} is installed but the app reads version "
-                              f"{DISTRIBUTION_VERSION}; run: {INSTALL_HINT}")
-    return dist
+    return installed.distribution(name, DISTRIBUTION_VERSION, INSTALL_HINT, _missing, GemmaFilesError)
 
 
 def chunk_paths() -> list[Path]:
     """The four GGUF chunks in joining order; GemmaFilesError (one line, with the fix) when a
     package is missing, another version or a chunk has the wrong size."""
     _distribution(MAIN_DISTRIBUTION)
-    paths = []
-    for name, relative, size in CHUNKS:
-        path = Path(str(_distribution(name).locate_file(relative)))
-        if not path.is_file():
-            raise GemmaFilesError(f"{path} is missing; reinstall: {INSTALL_HINT}")
-        actual = path.stat().st_size
-        if actual != size:
-            raise GemmaFilesError(f"{path} has {actual:,} bytes, not {size:,}; reinstall: {INSTALL_HINT}")
-        paths.append(path)
-    return paths
+    return [installed.package_file(_distribution(name), relative, size, INSTALL_HINT, GemmaFilesError)
+            for name, relative, size in CHUNKS]
 
 
 def model_cache_dir() -> Path:
     """The folder of the converted copy: named for the source file's SHA-256 and the converter
     version, so another file or another converter never reads an old copy."""
-    return cache_root() / f"gemma3-270m-{GGUF_SHA256[:16]}-c{CONVERTER_VERSION}"
+    return RECORD.folder()
 
 
 def read_manifest(folder: Path) -> tuple[ConvertedFiles | None, str | None]:
     """(the converted files, None) when the manifest is there and every file has its recorded
     size; (None, None) when nothing was converted yet; (None, what is wrong) otherwise."""
-    path = folder / MANIFEST_FILE
-    if not path.exists() and not path.is_symlink():
-        return None, None
-    try:
-        # read without blocking: a pipe put there would hold the window's start for ever
-        data = json.loads(read_regular(path, MANIFEST_LIMIT).decode("utf-8"))
-        if (data["source_sha256"] != GGUF_SHA256 or data["converter"] != CONVERTER_VERSION
-                or data["model"] != GEMMA3_270M.key):
-            return None, "belongs to another file or converter"
-        files = data["files"]
-        found = ConvertedFiles(folder, str(files[WEIGHTS_FILE]["sha256"]), int(files[WEIGHTS_FILE]["bytes"]),
-                               str(files[TOKENIZER_FILE]["sha256"]), int(files[TOKENIZER_FILE]["bytes"]))
-    except OSError as exc:  # a pipe, a link, a giant: named, with what it is
-        return None, f"has an unreadable {MANIFEST_FILE} ({exc.strerror or exc})"
-    except (ValueError, KeyError, TypeError):
-        return None, f"has an unreadable {MANIFEST_FILE} (not the record a conversion writes)"
-    for file, size in ((found.weights, found.weights_bytes), (found.tokenizer, found.tokenizer_bytes)):
-        if file.is_symlink() or not file.is_file():
-            return None, f"lacks {file.name}"
-        if file.stat().st_size != size:
-            return None, f"has a {file.name} of another size (altered or cut short)"
-    return found, None
+    return RECORD.read_manifest(folder)
 
 
 def is_available() -> tuple[bool, str]:
@@ -144,9 +92,9 @@ def is_available() -> tuple[bool, str]:
 
     Reads install records and file sizes only, so it costs milliseconds.
     """
-    for module in LIBRARIES:
-        if importlib.util.find_spec(module) is None:
-            return False, _missing(f"the '{module}' library").message
+    library = installed.missing_library(LIBRARIES)
+    if library is not None:
+        return False, _missing(f"the '{library}' library").message
     try:
         chunks = chunk_paths()
     except GemmaFilesError as err:
@@ -160,4 +108,4 @@ def is_available() -> tuple[bool, str]:
 
 
 def notice_for(folder: Path, problem: str) -> str:
-    return f"The converted copy of {NAME} in {folder} {problem}; converting it again."
+    return RECORD.notice(folder, problem)

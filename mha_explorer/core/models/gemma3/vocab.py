@@ -13,14 +13,15 @@ spaces, which the file spells with real spaces: they are ordinary pieces spelled
 "▁▁", "▁▁▁" ... This gives the ids transformers' Gemma tokenizer gives for the same
 file (tested).
 
-The conversion (``convert``) builds it once and stores it as tokenizer.json.
+The conversion (``convert``) writes it once as tokenizer.json (``tokenizer_json``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mha_explorer.core.models.decoder.tokenizer_json import AddedPiece, bpe_tokenizer_json
 from mha_explorer.core.models.progress import Cancel, Progress, stop_if_asked
 
 SPACE = "\u2581"  # "▁", how SentencePiece writes a space inside a piece
@@ -55,40 +56,27 @@ def merges(vocab: Sequence[str], cancel: Cancel | None = None,
     return rules
 
 
-def build_tokenizer(pieces: Sequence[str], types: Sequence[int], cancel: Cancel | None = None,
-                    progress: Progress | None = None) -> Any:
-    """A ``tokenizers.Tokenizer`` for the GGUF's ``tokenizer.ggml.tokens`` and ``token_type``."""
-    from tokenizers import AddedToken, Tokenizer, decoders, normalizers
-    from tokenizers.models import BPE
-
+def tokenizer_json(meta: Mapping[str, Any], cancel: Cancel | None = None,
+                   progress: Progress | None = None) -> bytes:
+    """tokenizer.json for the GGUF's ``tokenizer.ggml.tokens`` and ``token_type``."""
+    pieces, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
     if len(pieces) != len(types):
         raise ValueError(f"{len(pieces)} pieces but {len(types)} piece types")
     vocab = vocabulary(pieces)
-    ids = {piece: i for i, piece in enumerate(vocab)}
-    if len(ids) != len(vocab):
+    if len(set(vocab)) != len(vocab):
         raise ValueError("the vocabulary spells two pieces alike")
     rules = merges(vocab, cancel, progress)
-    tok = Tokenizer(BPE(vocab=ids, merges=rules, unk_token=UNK, fuse_unk=True, byte_fallback=True))
-    tok.normalizer = normalizers.Replace(" ", SPACE)
-    # no pre-tokenizer: the text is one word, so pieces may span spaces ("▁▁" ...), as in SentencePiece
-    tok.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(), decoders.Fuse()])
-    tok.add_special_tokens([AddedToken(p, normalized=False, special=True)
-                            for p, kind in zip(pieces, types, strict=True) if kind == CONTROL])
-    tok.add_tokens([AddedToken(p, normalized=False, special=False)
-                    for p, kind in zip(pieces, types, strict=True)
-                    if kind == USER_DEFINED and not _is_space_run(p)])
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
-
-
-def serialise(tok: Any) -> str:
-    """The tokenizer as JSON text, merges written "left right" when no piece holds a space
-    (a form ``tokenizers`` reads too, a fifth faster than pairs of strings)."""
-    import json
-
-    data = json.loads(tok.to_str())
-    rules = data["model"]["merges"]
-    if all(" " not in left and " " not in right for left, right in rules):
-        data["model"]["merges"] = [f"{left} {right}" for left, right in rules]
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # control pieces are matched whole before anything else, and so are the user-defined ones
+    # but the runs of spaces, which are ordinary pieces spelled "▁▁" ...
+    added = [AddedPiece(i, p, kind == CONTROL) for i, (p, kind) in enumerate(zip(pieces, types, strict=True))
+             if kind == CONTROL or (kind == USER_DEFINED and not _is_space_run(p))]
+    if progress is not None:
+        progress(1.0, "storing the tokenizer")
+    return bpe_tokenizer_json(
+        vocab, rules, added, unk=UNK, byte_fallback=True,
+        normalizer={"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
+        # no pre-tokenizer: the text is one word, so pieces may span spaces ("▁▁" ...)
+        pre_tokenizer=None,
+        decoder={"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": SPACE}, "content": " "}, {"type": "ByteFallback"},
+            {"type": "Fuse"}]})

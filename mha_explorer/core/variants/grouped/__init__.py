@@ -56,6 +56,9 @@ FIELDS = (
     VariantField("norms", "", "RMSNorm on x, q and k", "--rms-norms", "", "off",
                  "RMSNorm on the layer's input and on each head's q and k before RoPE (as some decoders do)",
                  kind="bool"),
+    VariantField("input_norm", "", "RMSNorm on x", "--rms-input-norm", "", "off",
+                 "RMSNorm on the layer's input alone, before the projections (as Llama-style decoders "
+                 "do); --rms-norms normalises q and k too", kind="bool"),
 )
 
 
@@ -103,10 +106,10 @@ class GroupedAttention(AttentionFamily):
         )
 
     def describe(self, cfg: MHAConfig) -> str:
-        if cfg.head_dim is None and not cfg.norms:
+        if cfg.head_dim is None and not cfg.normed_input:
             return ""
         return (f"in effect: {cfg.H} heads of d_k {cfg.d_k} (queries {cfg.q_dim} wide, D {cfg.d_model})"
-                + ("; RMSNorm on x, q and k" if cfg.norms else ""))
+                + ("; RMSNorm on x, q and k" if cfg.norms else "; RMSNorm on x" if cfg.normed_input else ""))
 
     def widths(self, cfg: MHAConfig) -> HeadWidths:
         return HeadWidths(cfg.d_k, cfg.d_k, cfg.Hkv)

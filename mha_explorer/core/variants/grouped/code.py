@@ -45,7 +45,7 @@ def _build(cfg) -> Lines:
     heads_args = f"n_heads={cfg.H}" + (f", n_kv_heads={cfg.Hkv}" if shared_kv else "")
     if cfg.head_dim is not None:
         heads_args += f", d_k={cfg.d_k}"
-    norms = "norm, q_norm, k_norm, " if cfg.norms else ""
+    norms = "norm, q_norm, k_norm, " if cfg.norms else "norm, " if cfg.normed_input else ""
     out.add("def attention(x, x_kv, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O,", indent=0)
     out.add(f"              {norms}{signature_extras(cfg)}{heads_args}):", indent=0)
     out.add(f'"""{cfg.variant}. Weights as in nn.Linear (out × in); biases may be None."""')
@@ -76,8 +76,9 @@ def _head_stages(out: Lines, cfg, t: dict, shared_kv: bool, kv_heads: str) -> No
     if StageId.norm in t:
         out.begin(StageId.norm)
         out.add(comment="RMSNorm: every token to the same size, then a learned scale")
-        out.add("def rms(t, w):", "over the last axis; eps 1e-6")
-        out.add("return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w", indent=2)
+        eps = f"{cfg.norm_eps:.0e}".replace("e-0", "e-")  # 1e-6, as people write it
+        out.add("def rms(t, w):", f"over the last axis; eps {eps}")
+        out.add(f"return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + {eps}) * w", indent=2)
         out.add("x = rms(x, norm)", shape_comment(t[StageId.norm].tensor("X")))
         out.add("x_kv = rms(x_kv, norm)" if cfg.is_cross else "x_kv = x")
         out.end()

@@ -1,8 +1,9 @@
 """Grouped-query attention (MHA, GQA, MQA) in torch: one engine run's batch elements, stages
 and row blocks, keeping what the views show.
 
-Each stage's tensors are kept as float32 numpy (shared with torch when already CPU float32);
-view and transpose are numpy views of the projections' copies, as they are views in torch.
+Each stage's tensors are kept through the run's HostCopies (core/kernels/host.py): float32
+numpy shared with torch on the CPU, held on the device elsewhere; view and transpose are views
+of the projections' kept arrays, as they are views in torch.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from mha_explorer.core.kernels.steps import (
     add_positions,
     attend_rows,
     block_mask,
-    host,
     linear,
     position_table,
     rotate_qk,
+    upload,
 )
 from mha_explorer.core.specs.mask_counts import mask_notes
 from mha_explorer.core.stages.catalog import StageId
+from mha_explorer.core.stages.held import HeldArray
 from mha_explorer.core.variants.grouped.shapes import grouped_stages
 from mha_explorer.core.variants.positions import position_notes
 
@@ -54,7 +56,9 @@ def run_layer(job: LayerJob) -> LayerResult:
     run = GroupedRun(job)
     for batch in job.layout.batches:
         run.run_batch(batch)
-    return LayerResult(run.stored, run.w, run.blind_rows, tuple(run.norms), run.notes())
+    run.keep_windows()
+    norms = torch.cat(run.norms) if run.norms else torch.empty(0)  # [B]; rows mode: no Y, none
+    return LayerResult(run.stored, run.w, run.blind_rows, norms, run.notes())
 
 
 class GroupedRun:
@@ -64,17 +68,25 @@ class GroupedRun:
         cfg = job.cfg
         self.cfg, self.source, self.device, self.dtype = cfg, job.source, job.device, job.dtype
         self.w, self.layout, self.work, self.clock = job.weights(), job.layout, job.work, job.clock
+        self.keep = job.copies.keep
         layout = self.layout
         stage_ids = tuple(s.id for s in grouped_stages(cfg))
-        self.stored: dict[str, dict[str, np.ndarray]] = {s: {} for s in stage_ids}
-        self.norms: list[float] = []
+        self.stored: dict[str, dict[str, np.ndarray | HeldArray]] = {s: {} for s in stage_ids}
+        self.norms: list[torch.Tensor] = []  # ||Y[b]|| of each batch group, on the device
         self.blind_rows = np.zeros(cfg.T, dtype=bool)  # rows that see no key
+        # the shown rows may span several compute blocks; each block fills its slice, on the
+        # device (kept once the run is done)
+        self.windows: dict[str, torch.Tensor] = {}
         if not layout.full:
-            # the shown rows may span several compute blocks; each block fills its slice
             n = len(layout.picked) if layout.picked else layout.rows[1] - layout.rows[0]
             shown = (1, cfg.H, n, cfg.S)
-            self.stored[StageId.scores]["scores"] = np.empty(shown, np.float32)
-            self.stored[StageId.softmax]["weights"] = np.empty(shown, np.float32)
+            self.windows = {name: torch.empty(shown, device=self.device, dtype=self.dtype)
+                            for name in ("scores", "weights")}  # [1, H, n, S]
+
+    def keep_windows(self) -> None:
+        if self.windows:
+            self.stored[StageId.scores]["scores"] = self.keep(self.windows["scores"])
+            self.stored[StageId.softmax]["weights"] = self.keep(self.windows["weights"])
 
     def notes(self) -> tuple[str, ...]:
         notes = list(mask_notes(self.cfg)) + list(position_notes(self.cfg))
@@ -102,9 +114,9 @@ class GroupedRun:
         if cfg.positions_spec.added_to_input:
             self.clock.tick(StageId.positions)
         x_pos, xkv_pos = x, xkv  # what the positions stage shows
-        if cfg.norms:  # RMSNorm of the layer's input before the projections
-            x = rms_norm(x, w["norm"])  # [nb, T, D]
-            xkv = rms_norm(xkv, w["norm"]) if cfg.is_cross else x  # [nb, S, D]
+        if cfg.normed_input:  # RMSNorm of the layer's input before the projections
+            x = rms_norm(x, w["norm"], cfg.norm_eps)  # [nb, T, D]
+            xkv = rms_norm(xkv, w["norm"], cfg.norm_eps) if cfg.is_cross else x  # [nb, S, D]
             self.clock.tick(StageId.norm)
         q = linear(x, w["W_Q"], w.get("b_Q") if bias else None, self.work)  # [nb, T, H*d_k]
         k = linear(xkv, w["W_K"], w.get("b_K") if bias else None, self.work)  # [nb, S, Hkv*d_k]
@@ -119,7 +131,7 @@ class GroupedRun:
         self.clock.tick(StageId.transpose)
         q_n, k_n = q_t, k_t
         if cfg.norms:  # each head's q and k normalised over its d_k numbers
-            q_n, k_n = rms_norm(q_t, w["q_norm"]), rms_norm(k_t, w["k_norm"])  # new, same shapes
+            q_n, k_n = rms_norm(q_t, w["q_norm"], cfg.norm_eps), rms_norm(k_t, w["k_norm"], cfg.norm_eps)
             self.clock.tick(StageId.qk_norm)
         qt, kt = rotate_qk(q_n, k_n, cfg)  # RoPE: new [nb, H, T, d_k], [nb, Hkv, S, d_k]; else the same
         if cfg.positions_spec.rotates_qk:
@@ -137,7 +149,7 @@ class GroupedRun:
         self.clock.tick(StageId.merge)
         y = linear(merged, w["W_O"], w.get("b_O") if bias else None, self.work)  # [nb, T, D]
         self.clock.tick(StageId.output)
-        self.norms.extend(float(torch.linalg.vector_norm(y[i].float())) for i in range(nb))
+        self.norms.append(torch.linalg.vector_norm(y.float().view(nb, -1), dim=1))  # [nb]
         if self.layout.keeps(batch):
             self._keep_inputs(x_in, xkv_in, q, k, v)
             self._keep_after(ctx, merged, y)
@@ -145,9 +157,11 @@ class GroupedRun:
             self._keep_norms(x, xkv, q_n, k_n)
 
     def _keep_norms(self, x, xkv, q_n, k_n) -> None:
+        keep = self.keep
+        if self.cfg.normed_input:
+            self.stored[StageId.norm] = {"X": keep(x)} | ({"X_kv": keep(xkv)} if self.cfg.is_cross else {})
         if self.cfg.norms:
-            self.stored[StageId.norm] = {"X": host(x)} | ({"X_kv": host(xkv)} if self.cfg.is_cross else {})
-            self.stored[StageId.qk_norm] = {"Q": host(q_n), "K": host(k_n)}
+            self.stored[StageId.qk_norm] = {"Q": keep(q_n), "K": keep(k_n)}
 
     def _attention_picked(self, qt, kt, vt) -> None:
         """Scores and softmax of the picked query rows only, a few rows at a time; each row
@@ -161,7 +175,7 @@ class GroupedRun:
         for i0 in range(0, len(picked), step):
             self.work.check()
             rows = picked[i0:i0 + step]
-            index = torch.tensor(rows, device=qt.device)
+            index = upload(np.asarray(rows, dtype=np.int64), qt.device)  # [r], without a device wait
             q_rows = qt.index_select(2, index)  # [1, H, r, d_k]: the picked rows only
             visible = [spec.visible(r, r + 1, T, S) for r in rows]  # each [1, S] or None
             if visible[0] is None:
@@ -169,13 +183,13 @@ class GroupedRun:
             else:
                 seen = np.concatenate(visible)  # [r, S]
                 blind = ~seen.any(axis=1)  # [r]
-                hidden = torch.from_numpy(~seen).to(self.device)  # [r, S], True = hidden
+                hidden = upload(~seen, self.device)  # [r, S], True = hidden
             self.blind_rows[list(rows)] = blind
             scores, weights, _context = attend_rows(q_rows, kt, vt, hidden, blind, scale,
                                                     self.clock.tick)  # [1, H, r, S|d_k]
             window = slice(i0, i0 + len(rows))
-            self.stored[StageId.scores]["scores"][:, :, window] = host(scores)
-            self.stored[StageId.softmax]["weights"][:, :, window] = host(weights)
+            self.windows["scores"][:, :, window] = scores
+            self.windows["weights"][:, :, window] = weights
             del scores, weights, _context, hidden
             self.work.advance(H * len(rows) * S * (4 * dk + 6))
 
@@ -204,35 +218,35 @@ class GroupedRun:
             else:
                 ctx[:, :, r0:r1] = context
             if layout.full:
-                self.stored[StageId.scores]["scores"] = host(scores)
-                self.stored[StageId.softmax]["weights"] = host(weights)
+                self.stored[StageId.scores]["scores"] = self.keep(scores)
+                self.stored[StageId.softmax]["weights"] = self.keep(weights)
             elif keep and layout.rows[0] <= r0 and r1 <= layout.rows[1]:
                 window = slice(r0 - layout.rows[0], r1 - layout.rows[0])
-                self.stored[StageId.scores]["scores"][:, :, window] = host(scores)
-                self.stored[StageId.softmax]["weights"][:, :, window] = host(weights)
+                self.windows["scores"][:, :, window] = scores
+                self.windows["weights"][:, :, window] = weights
             del scores, weights, context, hidden  # before the next block's are made
             self.work.advance(nb * H * (r1 - r0) * S * (4 * dk + 6))
         return ctx
 
     def _keep_positions(self, x_in, x, xkv_in, xkv, qt, kt) -> None:
         """The positions step's tensors: PE and X + PE, or Q and K after RoPE."""
-        cfg, s = self.cfg, self.stored
+        cfg, s, keep = self.cfg, self.stored, self.keep
         if cfg.positions_spec.added_to_input:
-            s[StageId.positions] = {"PE": host(position_table(x_in, x)), "X": host(x)}
+            s[StageId.positions] = {"PE": keep(position_table(x_in, x)), "X": keep(x)}
             if cfg.is_cross:
-                s[StageId.positions]["X_kv"] = host(xkv)
+                s[StageId.positions]["X_kv"] = keep(xkv)
         if cfg.positions_spec.rotates_qk:
-            s[StageId.rope] = {"Q": host(qt), "K": host(kt)}
+            s[StageId.rope] = {"Q": keep(qt), "K": keep(kt)}
 
     def _keep_inputs(self, x, xkv, q, k, v) -> None:
-        """Host copies of what the views show; view and transpose are numpy views
-        of the projections' copies, as they are views in torch."""
-        cfg, s = self.cfg, self.stored
+        """What the views show; view and transpose are views of the projections' kept arrays,
+        as they are views in torch."""
+        cfg, s, keep = self.cfg, self.stored, self.keep
         nb, T, S, H, Hkv, dk = x.shape[0], cfg.T, cfg.S, cfg.H, cfg.Hkv, cfg.d_k
-        s[StageId.input]["X"] = host(x)
+        s[StageId.input]["X"] = keep(x)
         if cfg.is_cross:
-            s[StageId.input]["X_kv"] = host(xkv)
-        hq, hk, hv = host(q), host(k), host(v)
+            s[StageId.input]["X_kv"] = keep(xkv)
+        hq, hk, hv = keep(q), keep(k), keep(v)
         s[StageId.project] = {"Q": hq, "K": hk, "V": hv}
         views = {"Q": hq.reshape(nb, T, H, dk), "K": hk.reshape(nb, S, Hkv, dk),  # [nb, T|S, H|Hkv, d_k]
                  "V": hv.reshape(nb, S, Hkv, dk)}
@@ -240,12 +254,12 @@ class GroupedRun:
         s[StageId.transpose] = {n: a.transpose(0, 2, 1, 3) for n, a in views.items()}  # [nb, H|Hkv, T|S, d_k]
 
     def _keep_after(self, ctx, merged, y) -> None:
-        """Host copies of the context, the merged heads and the output."""
-        s = self.stored
-        hctx = host(ctx)
+        """The context, the merged heads and the output."""
+        s, keep = self.stored, self.keep
+        hctx = keep(ctx)
         s[StageId.weighted_sum]["context"] = hctx
-        s[StageId.merge] = {"context": hctx.transpose(0, 2, 1, 3), "merged": host(merged)}  # [nb, T, H, d_k]
-        s[StageId.output]["Y"] = host(y)
+        s[StageId.merge] = {"context": hctx.transpose(0, 2, 1, 3), "merged": keep(merged)}  # [nb, T, H, d_k]
+        s[StageId.output]["Y"] = keep(y)
 
 
 # Decoding, tiles and the full pass they are checked against --------------------------------
@@ -255,8 +269,9 @@ def project_heads(cfg, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.T
     """Q [B, H, T, d_k] from x and K, V [B, Hkv, S, d_k] from xkv, through the input's and each
     head's RMSNorm when the config has them (RoPE is the caller's: it needs the positions)."""
     B, T, S, H, Hkv, dk = x.shape[0], x.shape[1], xkv.shape[1], cfg.H, cfg.Hkv, cfg.d_k
-    if cfg.norms:
-        x, xkv = rms_norm(x, w["norm"]), rms_norm(xkv, w["norm"])  # [B, T, D], [B, S, D]
+    if cfg.normed_input:
+        eps = cfg.norm_eps
+        x, xkv = rms_norm(x, w["norm"], eps), rms_norm(xkv, w["norm"], eps)  # [B, T, D], [B, S, D]
     q = F.linear(x, w["W_Q"], w.get("b_Q"))  # [B, T, H·d_k]
     k = F.linear(xkv, w["W_K"], w.get("b_K"))  # [B, S, Hkv·d_k]
     v = F.linear(xkv, w["W_V"], w.get("b_V"))  # [B, S, Hkv·d_k]
@@ -264,7 +279,7 @@ def project_heads(cfg, w: dict[str, torch.Tensor], x: torch.Tensor, xkv: torch.T
     kh = k.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
     vh = v.view(B, S, Hkv, dk).transpose(1, 2)  # [B, Hkv, S, d_k]
     if cfg.norms:
-        qh, kh = rms_norm(qh, w["q_norm"]), rms_norm(kh, w["k_norm"])
+        qh, kh = rms_norm(qh, w["q_norm"], cfg.norm_eps), rms_norm(kh, w["k_norm"], cfg.norm_eps)
     return qh, kh, vh
 
 

@@ -14,9 +14,11 @@ if TYPE_CHECKING:
     from mha_explorer.core.config.record import MHAConfig
 
 
-def _param_terms(D: int, qD: int, kvD: int, bias: bool, norms: int = 0) -> list[ParamTerm]:
+def _param_terms(D: int, qD: int, kvD: int, bias: bool, norms: int = 0,
+                 input_norm: bool = False) -> list[ParamTerm]:
     """The four projections in × out (nn.Linear's out × in, written the way the data flows),
-    their biases, and with ``norms`` (d_k) the RMSNorm scales of x, q and k."""
+    their biases, with ``norms`` (d_k) the RMSNorm scales of x, q and k, and with
+    ``input_norm`` alone that of x."""
     q_sym = "D" if qD == D else "(H·d_k)"
     kv_sym = "D" if kvD == D else ("(H·d_k)" if kvD == qD else "(Hkv·d_k)")
     terms = [
@@ -32,9 +34,10 @@ def _param_terms(D: int, qD: int, kvD: int, bias: bool, norms: int = 0) -> list[
             ParamTerm("b_V", kv_sym.strip("()"), f"{kvD}", kvD),
             ParamTerm("b_O", "D", f"{D}", D),
         ]
+    if norms or input_norm:
+        terms.append(ParamTerm("norm", "D", f"{D}", D))
     if norms:
-        terms += [ParamTerm("norm", "D", f"{D}", D), ParamTerm("q_norm", "d_k", f"{norms}", norms),
-                  ParamTerm("k_norm", "d_k", f"{norms}", norms)]
+        terms += [ParamTerm(name, "d_k", f"{norms}", norms) for name in ("q_norm", "k_norm")]
     return terms
 
 
@@ -48,15 +51,15 @@ def _formula(cfg: MHAConfig) -> str:
         kv = "Hkv·d_k" if shared else q
         formula = (f"2·D·{q} + 2·D·{kv}" if wide else f"2·D² + 2·D·{kv}")
         formula += f" + {q} + 2·{kv} + D" if cfg.bias and wide else (f" + 2·D + 2·{kv}" if cfg.bias else "")
-    return formula + (" + D + 2·d_k" if cfg.norms else "")
+    return formula + (" + D + 2·d_k" if cfg.norms else " + D" if cfg.normed_input else "")
 
 
 def param_plan(cfg: MHAConfig) -> ParamPlan:
     D = cfg.d_model
-    norms = cfg.d_k if cfg.norms else 0
-    terms = _param_terms(D, cfg.q_dim, cfg.kv_dim, cfg.bias, norms)
+    norms, x_norm = (cfg.d_k if cfg.norms else 0), cfg.normed_input
+    terms = _param_terms(D, cfg.q_dim, cfg.kv_dim, cfg.bias, norms, x_norm)
     # The comparisons are counted the same way, not assumed: one head of width D,
     # and full MHA (Hkv = H); both come out equal, which is the point to show.
-    one_head = sum(t.count for t in _param_terms(D, D, D, cfg.bias, D if cfg.norms else 0))
-    mha = sum(t.count for t in _param_terms(D, cfg.q_dim, cfg.q_dim, cfg.bias, norms))
+    one_head = sum(t.count for t in _param_terms(D, D, D, cfg.bias, D if cfg.norms else 0, x_norm))
+    mha = sum(t.count for t in _param_terms(D, cfg.q_dim, cfg.q_dim, cfg.bias, norms, x_norm))
     return ParamPlan(tuple(terms), sum(t.count for t in terms), _formula(cfg), one_head, mha)

@@ -41,7 +41,7 @@ def grouped_stages(cfg) -> tuple[Stage, ...]:
     added = positions_stage(cfg)
     if added is not None:
         stages.append(added)
-    if cfg.norms:
+    if cfg.normed_input:
         stages.append(_norm_stage(cfg))
     stages += [_project_stage(cfg), *_view_and_transpose(cfg)]
     if cfg.norms:

@@ -146,13 +146,13 @@ class LatentAttention(AttentionFamily):
         """A run is whole: ``fixed`` (weights, runtime, positions), the weights as they are drawn,
         every stage's tensor of the naive form (the plan's activations), the joint
         [c_KV | k_rope] projection before its norm, the transient copies of the scores (scale,
-        mask, softmax), the mask and the float32 host copies. Checked against the peak RSS
-        growth of real runs (benchmarks/bench_variants_memory.py)."""
+        mask, softmax), the mask and the float32 host copy of the shown batch element. Checked
+        against the peak RSS growth of real runs (benchmarks/bench_variants_memory.py)."""
         m, e = mla_dims(cfg), cfg.elem_bytes
         B, T, S, H = cfg.batch, cfg.T, cfg.S, cfg.H
         cells = B * H * T * S
         acts = plan.memory.activations
-        host = acts // e * 4 if host_copy else 0
+        host = acts // e * 4 // B if host_copy else 0  # the shown element, in float32
         joint = B * S * m.cached_width * e
         transient = 2 * cells * e + B * H * S * m.rope * e  # scores copies; k_rope expanded in the cat
         mask = 2 * T * S if cfg.mask_spec.masks_anything else 0

@@ -33,7 +33,7 @@ from mha_explorer.core.kernels.decoding import (
 )
 from mha_explorer.core.kernels.masks import attend
 from mha_explorer.core.kernels.positions import apply_rope, query_key_positions
-from mha_explorer.core.kernels.steps import LayerJob, LayerResult, add_positions, host, position_table
+from mha_explorer.core.kernels.steps import LayerJob, LayerResult, add_positions, position_table, upload
 from mha_explorer.core.specs.mask_counts import mask_notes
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.core.variants.latent.dims import RMS_EPS, MLADims, mla_dims
@@ -109,7 +109,8 @@ def _project(cfg: MHAConfig, m: MLADims, x: torch.Tensor, x_kv: torch.Tensor,
     st[StageId.heads] = {"q_nope": q_nope, "q_rope": q_rope}
     if cfg.positions_spec.rotates_qk:
         q_pos, k_pos = query_key_positions(T, S, cfg.mask_spec.offset(T, S))
-        q_rope, k_rope = apply_rope(q_rope, q_pos), apply_rope(k_rope, k_pos)
+        base = cfg.positions_spec.rope_base
+        q_rope, k_rope = apply_rope(q_rope, q_pos, base), apply_rope(k_rope, k_pos, base)
         st[StageId.rope] = {"q_rope": q_rope, "k_rope": k_rope}
     return q_nope, q_rope, c_kv, k_rope
 
@@ -200,7 +201,7 @@ MLA_WEIGHT_CACHE = MLAWeightCache()
 
 def run_layer(job: LayerJob) -> LayerResult:
     """The whole batch at once (the family runs whole; the memory guard estimated it), naive
-    form, every stage of every batch element kept as float32 numpy in the plan's stage ids."""
+    form, every stage of every batch element kept (job.copies) in the plan's stage ids."""
     cfg, work = job.cfg, job.work
     work.check()
     w = MLA_WEIGHT_CACHE.get(cfg, job.device, job.dtype)
@@ -212,17 +213,19 @@ def run_layer(job: LayerJob) -> LayerResult:
     blind = np.zeros(cfg.T, dtype=bool) if visible is None else ~visible.any(axis=1)
     work.check()
     with torch.no_grad():
-        mask = None if visible is None else torch.from_numpy(visible).to(job.device)
+        mask = None if visible is None else upload(visible, job.device)
         stages = mla_forward(cfg, x, xkv, w, mask, absorbed=False)
+        if blind.any():  # softmax of nothing: the weights are 0, as in the other families
+            stages[StageId.softmax]["weights"].masked_fill_(upload(blind[:, None], job.device), 0.0)
+        y = stages[StageId.output]["Y"]  # [B, T, D]
+        norms = torch.linalg.vector_norm(y.float().reshape(cfg.batch, -1), dim=1)  # [B]
     job.clock.tick(StageId.output)  # one step: the forward pass is not split by stage here
-    stored = {sid: {name: host(t) for name, t in tensors.items()} for sid, tensors in stages.items()}
-    stored[StageId.input] = {"X": host(x_in)} | ({"X_kv": host(xkv_in)} if cfg.is_cross else {})
+    keep = job.copies.keep
+    stored = {sid: {name: keep(t) for name, t in tensors.items()} for sid, tensors in stages.items()}
+    stored[StageId.input] = {"X": keep(x_in)} | ({"X_kv": keep(xkv_in)} if cfg.is_cross else {})
     if cfg.positions_spec.added_to_input and not cfg.weights_spec.trained:
-        stored[StageId.positions] = {"PE": host(position_table(x_in, x)), "X": host(x)}
-    if blind.any():  # softmax of nothing: the weights are 0, as in the other families
-        stored[StageId.softmax]["weights"][:, :, blind] = 0.0
+        stored[StageId.positions] = {"PE": keep(position_table(x_in, x)), "X": keep(x)}
     work.advance(work.total)
-    norms = tuple(float(np.linalg.norm(y)) for y in stored[StageId.output]["Y"])
     notes = (*mask_notes(cfg), *position_notes(cfg),
              "latent attention, naive form (as trained); the absorbed form is in the plan")
     return LayerResult(stored, w, blind, norms, notes)
@@ -274,9 +277,9 @@ def _new_tokens(cfg, m: MLADims, w: dict[str, torch.Tensor], x: torch.Tensor, p0
     qh = q.view(B, n, m.H, m.qk).transpose(1, 2)  # [B, H, n, d_n+d_r]
     q_nope, q_rope = qh.split([m.nope, m.rope], dim=-1)  # [B, H, n, d_n], [B, H, n, d_r]
     if cfg.positions_spec.rotates_qk:  # each token turned once, by its place in the whole sequence
-        pos = torch.arange(p0, p0 + n)
-        q_rope = apply_rope(q_rope, pos)
-        k_rope = apply_rope(k_rope.unsqueeze(1), pos).squeeze(1)  # [B, n, d_r]
+        pos, base = torch.arange(p0, p0 + n), cfg.positions_spec.rope_base
+        q_rope = apply_rope(q_rope, pos, base)
+        k_rope = apply_rope(k_rope.unsqueeze(1), pos, base).squeeze(1)  # [B, n, d_r]
     return q_nope, q_rope, torch.cat([c_kv, k_rope], dim=-1)  # [B, n, r_kv+d_r]
 
 

@@ -1,22 +1,23 @@
-"""The arithmetic inside one Gemma 3 layer, apart from its weights: RMSNorm, the RoPE
-tables and rotation, and which keys a query may see (causal, and a window on local layers)."""
+"""The arithmetic inside a decoder layer, apart from its weights: RMSNorm, the RoPE tables and
+rotation (half-split pairs), and which keys a query may see (causal, and a sliding window on
+local layers)."""
 
 from __future__ import annotations
 
 import torch
 
-from mha_explorer.core.models.gemma3.description import GEMMA3_270M, RMS_NORM_EPS
 
-D = GEMMA3_270M
-
-
-def rms_norm(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-    """x / rms(x) · scale over the last axis (float32, eps 1e-6)."""
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_NORM_EPS) * scale
+def rms_norm(x: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
+    """x / rms(x) · scale over the last axis (float32)."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * scale
 
 
-def rope_tables(positions: torch.Tensor, base: float,
-                dim: int = D.head_dim) -> tuple[torch.Tensor, torch.Tensor]:
+def rms_scale(x: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
+    """The multiplier m with rms_norm(x) == x · m: scale / rms(x), [..., D] for x [..., D]."""
+    return torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * scale
+
+
+def rope_tables(positions: torch.Tensor, base: float, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin [T, dim] for the half-split rotation (pairs i and i + dim/2)."""
     inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))  # [dim/2]
     angles = positions.to(torch.float32)[:, None] * inv_freq[None, :]  # [T, dim/2]

@@ -7,8 +7,9 @@ safetensors library maps the file instead, and a mapped file cut short under a
 running app crashes it with SIGBUS; its pread backend takes seconds longer. The
 tests check these tensors equal ``safetensors.torch.load_file``'s.)
 
-The SHA-256 of exactly the bytes read is compared with the manifest's. Hashing
-(about 0.9 s) runs on a thread of its own while the caller reads the tokenizer.
+The SHA-256 of exactly the bytes read is compared with the pinned one the manifest records.
+Hashing runs on a thread of its own, slice by slice as the file is read, and goes on while the
+caller reads the tokenizer.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import hashlib
 import json
 import math
 import os
+import queue
 import struct
 import threading
 
 import torch
 
-from mha_explorer.core.models.gemma3.description import GEMMA3_270M
-from mha_explorer.core.models.gemma3.files import ConvertedFiles
+from mha_explorer.core.models.decoder.converted import ConvertedFiles
 from mha_explorer.core.models.progress import Cancel, Progress, stop_if_asked
 
 READ_SLICE = 32 << 20  # bytes read between two looks at cancel (about 30 ms)
@@ -60,19 +61,35 @@ def _header(handle) -> tuple[bytes, list[tuple[str, list[int], int, int]]]:
 
 
 class PendingWeights:
-    """Tensors read and a hash still running; ``verified`` hands them out once it matched."""
+    """Tensors being read while a thread hashes what has been read so far; ``verified`` hands
+    them out once the whole file's hash matched. The hash of each slice runs while the next is
+    read (hashing a large buffer releases the GIL), so a load costs the longer of the two, not
+    their sum."""
 
-    def __init__(self, tensors: dict[str, torch.Tensor], head: bytes, data: torch.Tensor, expected: str):
-        self._tensors = tensors
+    def __init__(self, head: bytes, raw: memoryview, expected: str):
         self._expected = expected
         self._digest: str | None = None
-        self._thread = threading.Thread(target=self._hash, args=(head, data), name="gemma-hash", daemon=True)
+        self._tensors: dict[str, torch.Tensor] = {}
+        self._read: queue.SimpleQueue[int | None] = queue.SimpleQueue()  # bytes read so far; None: stop
+        self._thread = threading.Thread(target=self._hash, args=(head, raw), name="weights-hash",
+                                        daemon=True)
         self._thread.start()
 
-    def _hash(self, head: bytes, data: torch.Tensor) -> None:
+    def _hash(self, head: bytes, raw: memoryview) -> None:
         digest = hashlib.sha256(head)
-        digest.update(memoryview(data.numpy()))  # one call: the GIL stays free for the whole file
-        self._digest = digest.hexdigest()
+        done = 0
+        while (upto := self._read.get()) is not None:
+            digest.update(raw[done:upto])
+            done = upto
+        self._digest = digest.hexdigest() if done == len(raw) else None
+
+    def read_up_to(self, at: int) -> None:
+        self._read.put(at)
+
+    def finish(self, tensors: dict[str, torch.Tensor] | None) -> None:
+        """The reading ended: with every tensor, or (None) without them."""
+        self._tensors = tensors or {}
+        self._read.put(None)
 
     def verified(self, cancel: Cancel | None = None) -> dict[str, torch.Tensor]:
         while self._thread.is_alive():
@@ -83,10 +100,10 @@ class PendingWeights:
         return self._tensors
 
 
-def read_weights(found: ConvertedFiles, progress: Progress | None = None,
+def read_weights(found: ConvertedFiles, name: str, progress: Progress | None = None,
                  cancel: Cancel | None = None) -> PendingWeights:
-    """Read the converted copy's tensors; their hash check is started, ``verified`` ends it."""
-    name = GEMMA3_270M.name
+    """Read the converted copy's tensors, hashing them on a thread as they come; ``verified``
+    ends the check. ``name``: the model's, for the progress words."""
     with open(found.weights, "rb", buffering=0) as handle:
         head, order = _header(handle)
         size = order[-1][3] if order else 0
@@ -94,15 +111,22 @@ def read_weights(found: ConvertedFiles, progress: Progress | None = None,
             raise WeightsAltered("its size does not match its header")
         data = torch.empty(size, dtype=torch.uint8)  # every tensor's bytes, in file order
         raw = memoryview(data.numpy())
+        pending = PendingWeights(head, raw, found.weights_sha256)
         at = 0
-        while at < size:
-            stop_if_asked(cancel)
-            got = handle.readinto(raw[at:at + READ_SLICE])
-            if not got:
-                raise WeightsAltered("it is cut short")
-            at += got
-            if progress is not None:
-                progress(at / max(size, 1), f"loading {name}: {at // 10**6} of {size // 10**6} MB")
-    # each tensor's bytes seen as float32 in its own shape, e.g. [262144, 640]: views, no copy
+        try:
+            while at < size:
+                stop_if_asked(cancel)
+                got = handle.readinto(raw[at:at + READ_SLICE])
+                if not got:
+                    raise WeightsAltered("it is cut short")
+                at += got
+                pending.read_up_to(at)
+                if progress is not None:
+                    progress(at / max(size, 1), f"loading {name}: {at // 10**6} of {size // 10**6} MB")
+        except BaseException:
+            pending.finish(None)  # the hash thread ends too
+            raise
+    # each tensor's bytes seen as float32 in its own shape, e.g. [vocab, D]: views, no copy
     tensors = {key: data[start:stop].view(torch.float32).view(shape) for key, shape, start, stop in order}
-    return PendingWeights(tensors, head, data, found.weights_sha256)
+    pending.finish(tensors)
+    return pending
