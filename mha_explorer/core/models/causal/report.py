@@ -1,6 +1,6 @@
 """The causal tools as the command line and the window ask for them: input checked first (one
-``ConfigError`` a person can act on, nothing loaded), then the model loaded through its own
-package (``models.runtime``), then the work, with progress and cancel. Results are typed values
+``ConfigError`` a person can act on, nothing loaded), then the model loaded through the shared
+decoder core's kit (``decoder.kit``), then the work, with progress and cancel. Results are typed values
 of numpy arrays and Python numbers; ``*_json`` turn them into the commands' JSON (layers 1-based,
 heads 0-based):
 
@@ -55,11 +55,13 @@ def decoder(model_key: str) -> ModelDescription:
 
 
 def _load(model: ModelDescription, progress: Progress | None, cancel: Cancel | None):
-    """The decoder's forward pass, loaded once per process by its own package (``model``)."""
+    """The decoder's forward pass, loaded once per process by its kit (any decoder alike)."""
     ok, message = runtime.is_available(model)
     if not ok:
         raise ConfigError("weights", message)
-    return runtime.part(model, "model").load_model(progress, cancel)
+    from mha_explorer.core.models.decoder.kit import kit_for
+
+    return kit_for(model).load_model(progress, cancel)
 
 
 def _text(text: Any, what: str) -> str:
