@@ -13,6 +13,8 @@ is the part of the way back to the clean answer that this head alone carries: 1 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
@@ -33,11 +35,12 @@ def patching_cost(model, tokens: int) -> float:
 
 
 def patch_heads(model, clean: Recorded, corrupt: Recorded, answer: int, wrong: int,
-                work: Work | None = None) -> Patched:
-    """Each head of every layer patched from ``clean`` into ``corrupt`` (runs of the same length)."""
+                work: Work | None = None, layers: Sequence[int] | None = None) -> Patched:
+    """Each head of every layer patched from ``clean`` into ``corrupt`` (runs of the same length);
+    only the heads of ``layers`` (1-based) when given, the other rows NaN."""
     d = model.description
-    found = np.zeros((d.layers, d.heads))
-    for layer in range(1, d.layers + 1):
+    found = np.full((d.layers, d.heads), np.nan)
+    for layer in layers or range(1, d.layers + 1):
         if work is not None:
             work.text = f"patching layer {layer}'s heads from the clean run…"
         merged, source = corrupt.merged[layer - 1], clean.merged[layer - 1]  # [1, T, H*hd]
