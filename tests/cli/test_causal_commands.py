@@ -12,6 +12,8 @@ import pytest
 from terminal_session import assert_stopped_in_one_line, interrupt_at
 
 from mha_explorer.cli import main
+from mha_explorer.core.models import runtime
+from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.models.causal.example import ANSWER, CLEAN, CORRUPT, WRONG
 from mha_explorer.core.models.gemma3 import files
 
@@ -79,6 +81,20 @@ def test_patch_refuses_an_answer_of_several_tokens_naming_them(capsys, tokens, f
     assert all(repr(p) in message for p in pieces)
     assert "same token" in _refused(capsys, "patch", "--weights", "gemma3-270m", "--clean", CLEAN,
                                     "--corrupt", CORRUPT, "--answer", ANSWER, "--wrong", ANSWER)
+
+
+@pytest.mark.parametrize("model", [m for m in MODELS.values() if m.causal], ids=lambda m: m.key)
+def test_every_decoder_loads_and_refuses_an_answer_of_several_tokens(capsys, model):
+    ok, why = runtime.is_available(model)
+    if not ok:
+        pytest.skip(why)
+    from mha_explorer.core.models.decoder.kit import kit_for
+
+    long = " Maryanne-Louise"
+    ids, pieces = kit_for(model).load_model().encode(long, bos=False)
+    message = _refused(capsys, "patch", "--weights", model.key, "--clean", CLEAN, "--corrupt", CORRUPT,
+                       "--answer", long, "--wrong", WRONG)
+    assert f"{long!r} is {len(ids)} tokens" in message and all(repr(p) in message for p in pieces)
 
 
 @needs_gemma
