@@ -17,7 +17,8 @@ import argparse
 import functools
 import json
 
-from mha_explorer.cli.common import fail, whole_number
+from mha_explorer.cli import flag_types
+from mha_explorer.cli.common import fail
 from mha_explorer.cli.decoder_work import print_found
 from mha_explorer.console import emit
 from mha_explorer.core.config import ConfigError
@@ -50,11 +51,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--ablate", dest="heads_ablate", action="store_true",
                    help="add each head's effect when switched off: on the sentence embedding, or "
                    "with --repeat on the second copy's loss")
-    p.add_argument("--repeat", dest="heads_repeat", type=whole_number, metavar="N",
+    p.add_argument("--repeat", dest="heads_repeat", type=flag_types.whole_number, metavar="N",
                    help="a decoder reads N random tokens twice (<bos>, r, r) and the loss on each copy is "
                    "printed; with --ablate, every head of every layer is switched off in turn (its slice "
                    "of W_O's input, at every position) and the second copy's loss reported")
-    p.add_argument("--seed", dest="heads_seed", type=whole_number, default=0, metavar="S",
+    p.add_argument("--seed", dest="heads_seed", type=flag_types.whole_number, default=0, metavar="S",
                    help="with --repeat, the seed that draws the random tokens (default 0)")
     p.add_argument("--mean", dest="heads_mean", action="store_true",
                    help="with --repeat --ablate, set each head to its mean output over the text instead "
