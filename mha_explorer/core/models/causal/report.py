@@ -106,8 +106,14 @@ def same_length(clean: tuple[list[int], list[str]], corrupt: tuple[list[int], li
 
 
 def token_texts(model, ids) -> list[str]:
-    """Each token's own text (the tokenizer's decoding of it alone)."""
-    return [model.tokenizer.decode([int(i)]) for i in ids]
+    """Each token's own text (the tokenizer's decoding of it alone), or its label where that text
+    cannot stand alone: a lone byte of a longer character decodes to "�" and a control character
+    to nothing visible, so such a top token shows as "<0xE2>" or "\\n"."""
+    found = []
+    for i in ids:
+        text = model.tokenizer.token_text(int(i))
+        found.append(text if text.isprintable() and "\ufffd" not in text else model.tokenizer.label(int(i)))
+    return found
 
 
 def _work(model, total: float, share: Share, cancel: Cancel | None):
