@@ -39,6 +39,8 @@ def tokens():
 @pytest.mark.parametrize("argv, words", [
     (["heads", "--weights", "minilm-l6", "--repeat", "5"], "encoder"),
     (["heads", "--weights", "gemma3-270m", "--repeat", "1"], "from 2 to"),
+    (["heads", "--weights", "gemma3-270m", "--repeat", "abc"], "--repeat: 'abc' is not a whole number"),
+    (["heads", "--weights", "gemma3-270m", "--repeat", "3", "--seed", "1.5"], "'1.5' is not a whole number"),
     (["heads", "--weights", "gemma3-270m", "--repeat", "5", "--layer", "2"], "leave --layer"),
     (["heads", "--weights", "gemma3-270m", "--repeat", "5", "--mean"], "add --ablate"),
     (["heads", "--weights", "gemma3-270m", "--mean", "--layer", "1", "--sentence", "hi"], "--repeat"),
@@ -95,6 +97,19 @@ def test_every_decoder_loads_and_refuses_an_answer_of_several_tokens(capsys, mod
     message = _refused(capsys, "patch", "--weights", model.key, "--clean", CLEAN, "--corrupt", CORRUPT,
                        "--answer", long, "--wrong", WRONG)
     assert f"{long!r} is {len(ids)} tokens" in message and all(repr(p) in message for p in pieces)
+
+
+@needs_gemma
+def test_a_top_token_that_cannot_stand_alone_is_written_as_its_label():
+    from mha_explorer.core.models.causal.report import token_texts
+    from mha_explorer.core.models.gemma3.model import load_model
+
+    model = load_model()
+    tok = model.tokenizer
+    byte, newline = tok.token_id("<0xE2>"), tok.token_id("\\n")
+    paris = model.encode(" Paris", bos=False)[0][0]
+    assert tok.token_text(byte) == "\ufffd" and tok.token_text(newline) == "\n"  # what a cell shows alone
+    assert token_texts(model, [byte, newline, paris]) == ["<0xE2>", "\\n", " Paris"]
 
 
 @needs_gemma
