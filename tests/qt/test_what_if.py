@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QScrollArea
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.rules import trained_fields
@@ -19,6 +20,7 @@ AVAILABLE, WHY = files.is_available()
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 GEMMA = MODELS["gemma3-270m"]
 WAIT_MS = 180_000
+LAYOUT_MS = 5_000  # a resized dock lays itself out again
 
 
 @pytest.fixture
@@ -119,6 +121,17 @@ def test_the_lens_table_and_the_logit_in_bars(qtbot, what_if):
     T = len(r.token_ids)
     assert (page.table.rowCount(), page.table.columnCount()) == (19, T)
     assert [page.table.horizontalHeaderItem(t).text() for t in range(T)] == list(r.pieces)
+    # in a 1280×720 window the dock is short: the page scrolls, and the answer keeps a dozen rows
+    dock = window.docks["layers"]  # made short, as beside another dock on a projector
+    dock.setFloating(True)
+    dock.resize(dock.width(), 360)
+    qtbot.waitUntil(lambda: dock.height() <= 400, timeout=LAYOUT_MS)
+    area = page.table.parentWidget()
+    while not isinstance(area, QScrollArea):  # the area the answer scrolls in
+        area = area.parentWidget()
+    # the page scrolls in the dock rather than leaving the answer a slit of a row or two
+    qtbot.waitUntil(lambda: area.viewport().height() >= 10 * page.table.rowHeight(0), timeout=LAYOUT_MS)
+    dock.setFloating(False)
     last = page.table.item(18, T - 1)  # the model's own answer
     assert last.text() == r.top_texts[18][T - 1].replace(" ", "▁")
     assert f"{r.top_probs[18, T - 1]:.3f}" in last.toolTip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QSplitter, QVBoxLayout, QWidget
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from mha_explorer.qt.jobs import Jobs
 
 NO_DECODER = "Choose a trained decoder under Weights to see what its heads do."
+# lines of type the answer keeps at least: in a short dock the whole page scrolls (the dock's
+# own area) rather than the answer shrinking to a slit of two rows under the inputs
+ANSWER_LINES = 14
 
 
 class JobPage(QWidget):
@@ -53,12 +56,22 @@ class JobPage(QWidget):
         content = QWidget()
         self.body = QVBoxLayout(content)
         self.body.setContentsMargins(0, 0, 0, 0)
-        self.layout_.addWidget(scroll_area(content, sideways=True), 1)
+        self.answer_area = scroll_area(content, sideways=True)
+        self.layout_.addWidget(self.answer_area, 1)
+        self._keep_answer_room()
         self.controls = JobControls(jobs, self.KIND, self.run_button, self.cancel_button, self.progress)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         jobs.done.connect(self._on_done)
         jobs.failed.connect(self._on_failed)
+
+    def _keep_answer_room(self) -> None:
+        self.answer_area.setMinimumHeight(ANSWER_LINES * self.fontMetrics().lineSpacing())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.FontChange:  # presentation's larger type: room for as many lines
+            self._keep_answer_room()
+        super().changeEvent(event)
 
     def model_key(self) -> str | None:
         model = model_named(self._controller.config.weights)
