@@ -2,7 +2,9 @@
 in it: a head's induction score, the loss with it switched off, the fraction patching it recovers.
 
 ``set_values(values [layers, H], colour map, low, high)`` colours each cell by where its value
-lies between ``low`` and ``high`` (clipped) and writes it with ``decimals``; a click, or Enter on
+lies between ``low`` and ``high`` (clipped) and writes it with ``decimals`` where a row is as tall
+as the type (a deep model's every layer in a short dock keeps its colours, its numbers on
+hover, rather than half its rows scrolled out of sight); a click, or Enter on
 the keyboard's cell, emits ``head_chosen(layer 1-based, head 0-based)``.
 """
 
@@ -17,7 +19,7 @@ from mha_explorer.core.display.colors import WEIGHTS_COLORMAP, ink_on
 from mha_explorer.qt.colormaps import lookup_table
 
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the layers grid marks a choice
-MIN_CELL_PX = (44, 16)  # a cell still holds "-0.47" in small type
+MIN_CELL_PX = (44, 7)  # a cell still holds "-0.47" in small type, and a row still shows its colour
 
 
 class HeadGrid(QWidget):
@@ -100,7 +102,7 @@ class HeadGrid(QWidget):
         layers, heads = self.shape if self.values is not None else (18, 4)
         fm = self.fontMetrics()
         cell_w = max(MIN_CELL_PX[0], fm.horizontalAdvance("−0.00") + 6)
-        return QSize(int(left + heads * cell_w), int(top + layers * max(MIN_CELL_PX[1], fm.height())))
+        return QSize(int(left + heads * cell_w), int(top + layers * MIN_CELL_PX[1]))
 
     # painting and input -----------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
@@ -119,25 +121,30 @@ class HeadGrid(QWidget):
             p.drawText(QRectF(r.x(), fm.lineSpacing(), r.width(), top - fm.lineSpacing()),
                        Qt.AlignmentFlag.AlignCenter, f"h{h}")
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        written = self.cell_rect(1, 0).height() >= fm.height()  # rows tall enough for the numbers
+        every = 1 if written else -(-fm.height() // max(int(self.cell_rect(1, 0).height()), 1))
         for layer in range(1, layers + 1):
             row = self.cell_rect(layer, 0)
             local = self._kinds and self._kinds[layer - 1] == "local"
             p.setPen(ink)
-            p.drawText(QRectF(0, row.y(), left - 4, row.height()), right,
-                       f"L{layer}" + ("·w" if local else "·G" if self._kinds else ""))
+            if layer % every == 0 or every == 1:  # short rows: every few layers labelled
+                label = QRectF(0, row.center().y() - fm.height() / 2, left - 4, fm.height())
+                p.drawText(label, right, f"L{layer}" + ("·w" if local else "·G" if self._kinds else ""))
             for h in range(heads):
                 cell = self.cell_rect(layer, h).adjusted(1, 1, -1, -1)
                 color = self._colors[layer - 1][h]
                 p.fillRect(cell, color)
-                p.setPen(QColor(ink_on(color.name())))
-                p.drawText(cell, Qt.AlignmentFlag.AlignCenter, self._text(self.values[layer - 1, h]))
+                if written:
+                    p.setPen(QColor(ink_on(color.name())))
+                    p.drawText(cell, Qt.AlignmentFlag.AlignCenter, self._text(self.values[layer - 1, h]))
         if self._current is not None:
             p.setPen(CURRENT_PEN)
             p.drawRect(self.cell_rect(*self._current).adjusted(0, 0, -1, -1))
         p.end()
 
     def _text(self, value: float) -> str:
-        return f"{value:.{self._decimals}f}".replace("-", "−")
+        shown = round(float(value), self._decimals) + 0.0  # + 0.0: a value rounded to -0 is written 0
+        return f"{shown:.{self._decimals}f}".replace("-", "−")
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         cell = self.cell_at(event.position().toPoint())
