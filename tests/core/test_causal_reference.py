@@ -21,6 +21,7 @@ import os
 
 import numpy as np
 import pytest
+from causal_hooks import forward_logits, mean_nats, merged_inputs, o_proj_input
 from test_gemma3_model import ours, reference  # noqa: F401 - the model and its reference, as fixtures
 
 from mha_explorer.cli import main
@@ -40,39 +41,6 @@ def _json(capsys, *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@contextlib.contextmanager
-def _o_proj_input(reference, layer: int, edit):  # noqa: F811 - the fixture, passed on
-    """While inside, ``edit(merged [1, T, H*hd]) -> merged`` rewrites layer ``layer``'s W_O input."""
-    handle = reference.model.layers[layer - 1].self_attn.o_proj.register_forward_pre_hook(
-        lambda _module, args: (edit(args[0].clone()),))
-    try:
-        yield
-    finally:
-        handle.remove()
-
-
-def _logits(reference, ids) -> torch.Tensor:  # noqa: F811
-    with torch.no_grad():
-        return reference(torch.tensor([ids])).logits[0]  # [T, vocab]
-
-
-def _mean_nats(logits: torch.Tensor, ids, positions) -> float:
-    return float(F.cross_entropy(logits[positions], torch.tensor([ids[p + 1] for p in positions])))
-
-
-def _merged_inputs(reference, ids) -> list[torch.Tensor]:  # noqa: F811
-    """Every layer's W_O input [1, T, H*hd] in a plain run."""
-    kept = []
-    handles = [layer.self_attn.o_proj.register_forward_pre_hook(lambda _m, args: kept.append(args[0].clone()))
-               for layer in reference.model.layers]
-    try:
-        _logits(reference, ids)
-    finally:
-        for handle in handles:
-            handle.remove()
-    return kept
-
-
 def _switched_off(reference, ids, positions, merged=None) -> dict[tuple[int, int], float]:  # noqa: F811
     """transformers' mean loss at ``positions`` with each head of LAYERS zeroed (or set to its mean
     over the text in ``merged``, the plain run's W_O inputs)."""
@@ -85,8 +53,8 @@ def _switched_off(reference, ids, positions, merged=None) -> dict[tuple[int, int
                 x[..., cols] = 0 if merged is None else merged[layer - 1][..., cols].mean(dim=1, keepdim=True)
                 return x
 
-            with _o_proj_input(reference, layer, off):
-                found[layer, h] = _mean_nats(_logits(reference, ids), ids, positions)
+            with o_proj_input(reference, layer, off):
+                found[layer, h] = mean_nats(forward_logits(reference, ids), ids, positions)
     return found
 
 
@@ -98,9 +66,9 @@ def test_switching_heads_off_raises_the_loss_as_in_transformers(capsys, referenc
     assert len(ids) == 2 * n + 1 and ids[1:n + 1] == ids[n + 1:]  # <bos>, r, r
     assert report["ablated_to"] == "zero"
     first, second = list(range(1, n)), list(range(n + 1, 2 * n))  # each copy's first token left out
-    plain = _logits(reference, ids)
-    assert report["repeat"]["loss_first"] == pytest.approx(_mean_nats(plain, ids, first), abs=ATOL)
-    assert report["repeat"]["loss_second"] == pytest.approx(_mean_nats(plain, ids, second), abs=ATOL)
+    plain = forward_logits(reference, ids)
+    assert report["repeat"]["loss_first"] == pytest.approx(mean_nats(plain, ids, first), abs=ATOL)
+    assert report["repeat"]["loss_second"] == pytest.approx(mean_nats(plain, ids, second), abs=ATOL)
     rows = {(r["layer"], r["head"]): r["loss_second"] for r in report["ablation"]}
     assert sorted(rows) == [(layer, h) for layer in range(1, 19) for h in range(H)]
     for head, expected in _switched_off(reference, ids, second).items():
@@ -113,7 +81,7 @@ def test_mean_ablation_sets_a_head_to_its_mean_output_as_in_transformers(ours, r
     ids, _ = ours.encode("one two three four one two three four")
     positions = list(range(5, len(ids) - 1))
     found = ablation.ablate_heads(ours, stream.record(ours, ids), positions, mean=True, layers=LAYERS)
-    expected_losses = _switched_off(reference, ids, positions, _merged_inputs(reference, ids))
+    expected_losses = _switched_off(reference, ids, positions, merged_inputs(reference, ids))
     for (layer, h), expected in expected_losses.items():
         assert found[layer - 1, h] == pytest.approx(expected, abs=ATOL), (layer, h)
 
@@ -127,11 +95,11 @@ def test_patching_recovers_the_fractions_transformers_gives(capsys, reference): 
     def diff(logits):
         return float(logits[-1, answer] - logits[-1, wrong])
 
-    ld_clean, ld_corrupt = diff(_logits(reference, clean)), diff(_logits(reference, corrupt))
+    ld_clean, ld_corrupt = diff(forward_logits(reference, clean)), diff(forward_logits(reference, corrupt))
     assert report["logit_diff_clean"] == pytest.approx(ld_clean, abs=ATOL)
     assert report["logit_diff_corrupt"] == pytest.approx(ld_corrupt, abs=ATOL)
     assert ld_clean > 0 > ld_corrupt  # the example does what it is for
-    merged = _merged_inputs(reference, clean)
+    merged = merged_inputs(reference, clean)
     found = {(r["layer"], r["head"]): r["recovered"] for r in report["heads"]}
     assert len(found) == 72
     for layer in LAYERS:
@@ -142,8 +110,8 @@ def test_patching_recovers_the_fractions_transformers_gives(capsys, reference): 
                 x[..., cols] = merged[layer - 1][..., cols]
                 return x
 
-            with _o_proj_input(reference, layer, patched):
-                expected = (diff(_logits(reference, corrupt)) - ld_corrupt) / (ld_clean - ld_corrupt)
+            with o_proj_input(reference, layer, patched):
+                expected = (diff(forward_logits(reference, corrupt)) - ld_corrupt) / (ld_clean - ld_corrupt)
             assert found[layer, h] == pytest.approx(expected, abs=ATOL), (layer, h)
 
 

@@ -15,12 +15,12 @@ each of its passes a tenth of a second or more); ``MHA_EXPLORER_CAUSAL_FULL=1`` 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 
 import numpy as np
 import pytest
+from causal_hooks import forward_logits, mean_nats, merged_inputs, o_proj_input
 from test_smollm2_model import SMOLLM2, reference  # noqa: F401 - the checked model and its reference
 
 from mha_explorer.cli import main
@@ -45,39 +45,6 @@ def ours():
     return kit_for(SMOLLM2).load_model()
 
 
-@contextlib.contextmanager
-def _o_proj_input(reference, layer: int, edit):  # noqa: F811 - the fixture, passed on
-    """While inside, ``edit(merged [1, T, H*hd]) -> merged`` rewrites layer ``layer``'s W_O input."""
-    handle = reference.model.layers[layer - 1].self_attn.o_proj.register_forward_pre_hook(
-        lambda _module, args: (edit(args[0].clone()),))
-    try:
-        yield
-    finally:
-        handle.remove()
-
-
-def _logits(reference, ids) -> torch.Tensor:  # noqa: F811
-    with torch.no_grad():
-        return reference(torch.tensor([list(ids)])).logits[0]  # [T, vocab]
-
-
-def _mean_nats(logits: torch.Tensor, ids, positions) -> float:
-    return float(F.cross_entropy(logits[positions], torch.tensor([ids[p + 1] for p in positions])))
-
-
-def _merged_inputs(reference, ids) -> list[torch.Tensor]:  # noqa: F811
-    """Every layer's W_O input [1, T, H*hd] in a plain run."""
-    kept = []
-    handles = [layer.self_attn.o_proj.register_forward_pre_hook(lambda _m, args: kept.append(args[0].clone()))
-               for layer in reference.model.layers]
-    try:
-        _logits(reference, ids)
-    finally:
-        for handle in handles:
-            handle.remove()
-    return kept
-
-
 def _each_head_edited(reference, ids, value) -> dict[tuple[int, int], torch.Tensor]:  # noqa: F811
     """transformers' logits with each head of LAYERS set to ``value(layer, cols, x)``."""
     found = {}
@@ -89,8 +56,8 @@ def _each_head_edited(reference, ids, value) -> dict[tuple[int, int], torch.Tens
                 x[..., cols] = value(layer, cols, x)
                 return x
 
-            with _o_proj_input(reference, layer, edit):
-                found[layer, h] = _logits(reference, ids)
+            with o_proj_input(reference, layer, edit):
+                found[layer, h] = forward_logits(reference, ids)
     return found
 
 
@@ -102,16 +69,16 @@ def test_random_tokens_shown_twice_without_a_first_token_and_heads_switched_off(
     ids = r["token_ids"]
     assert len(ids) == 2 * n and ids[:n] == ids[n:]  # r, r: this model reads no first token
     first, second = list(range(0, n - 1)), list(range(n, 2 * n - 1))  # each copy's first token left out
-    plain = _logits(reference, ids)
-    assert r["repeat"]["loss_first"] == pytest.approx(_mean_nats(plain, ids, first), abs=ATOL)
-    assert r["repeat"]["loss_second"] == pytest.approx(_mean_nats(plain, ids, second), abs=ATOL)
-    rec, merged = stream.record(ours, ids), _merged_inputs(reference, ids)
+    plain = forward_logits(reference, ids)
+    assert r["repeat"]["loss_first"] == pytest.approx(mean_nats(plain, ids, first), abs=ATOL)
+    assert r["repeat"]["loss_second"] == pytest.approx(mean_nats(plain, ids, second), abs=ATOL)
+    rec, merged = stream.record(ours, ids), merged_inputs(reference, ids)
     for mean in (False, True):
         found = ablation.ablate_heads(ours, rec, second, mean=mean, layers=LAYERS)
         off = ((lambda layer, cols, x: merged[layer - 1][..., cols].mean(dim=1, keepdim=True)) if mean
                else (lambda layer, cols, x: 0))
         for (layer, h), logits in _each_head_edited(reference, ids, off).items():
-            expected = _mean_nats(logits, ids, second)
+            expected = mean_nats(logits, ids, second)
             assert found[layer - 1, h] == pytest.approx(expected, abs=ATOL), (mean, layer, h)
 
 
@@ -124,13 +91,13 @@ def test_patching_the_worked_example_recovers_the_fractions_transformers_gives(o
     def diff(logits):
         return float(logits[-1, answer] - logits[-1, wrong])
 
-    ld_clean, ld_corrupt = diff(_logits(reference, clean)), diff(_logits(reference, corrupt))
+    ld_clean, ld_corrupt = diff(forward_logits(reference, clean)), diff(forward_logits(reference, corrupt))
     assert ld_clean > 0 > ld_corrupt  # the example does what it is for on this model too
     runs = stream.record(ours, clean), stream.record(ours, corrupt)
     found = patching.patch_heads(ours, *runs, answer, wrong, layers=LAYERS)
     assert found.logit_diff_clean == pytest.approx(ld_clean, abs=ATOL)
     assert found.logit_diff_corrupt == pytest.approx(ld_corrupt, abs=ATOL)
-    merged = _merged_inputs(reference, clean)
+    merged = merged_inputs(reference, clean)
     patched = _each_head_edited(reference, corrupt, lambda layer, cols, x: merged[layer - 1][..., cols])
     for (layer, h), logits in patched.items():
         expected = (diff(logits) - ld_corrupt) / (ld_clean - ld_corrupt)
@@ -150,7 +117,7 @@ def test_the_lens_and_the_attribution_as_transformers_reads_them(capsys, referen
                       lambda _m, args: parts["merged"].append(args[0][0])),
                   layer.mlp.register_forward_hook(lambda _m, _a, out: parts["mlp_out"].append(out[0]))]
     try:
-        logits = _logits(reference, ids)
+        logits = forward_logits(reference, ids)
         with torch.no_grad():
             readout = [F.softmax(reference.lm_head(m.norm(h)), dim=-1) for h in parts["stream"]]  # [T, vocab]
     finally:
