@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QScrollArea
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.core.config.rules import trained_fields
+from mha_explorer.core.models import runtime
 from mha_explorer.core.models.catalog import MODELS
 from mha_explorer.core.models.gemma3 import files
 from mha_explorer.core.stages.catalog import StageId
@@ -19,16 +20,14 @@ from mha_explorer.core.stages.catalog import StageId
 AVAILABLE, WHY = files.is_available()
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 GEMMA = MODELS["gemma3-270m"]
+SMOLLM2 = MODELS["smollm2-135m"]
 WAIT_MS = 180_000
 LAYOUT_MS = 5_000  # a resized dock lays itself out again
 
 
-@pytest.fixture
-def what_if(make_window):
-    from mha_explorer.core.models.gemma3.pieces import as_pieces
-
-    pieces = as_pieces(["The", "cat", "sat"])
-    cfg = MHAConfig(**trained_fields(GEMMA, 2), weights=GEMMA.key, layer=2, tokens=pieces, seq=len(pieces),
+def _open_what_if(make_window, model):
+    pieces = runtime.as_pieces(model, ["The", "cat", "sat"])
+    cfg = MHAConfig(**trained_fields(model, 2), weights=model.key, layer=2, tokens=pieces, seq=len(pieces),
                     batch=1)
     window = make_window(cfg)
     window.docks["layers"].show()
@@ -39,10 +38,22 @@ def what_if(make_window):
     return window, panel.what_if
 
 
+@pytest.fixture
+def what_if(make_window):
+    return _open_what_if(make_window, GEMMA)
+
+
 def _progressed(jobs, kind) -> list[float]:
     seen: list[float] = []
     jobs.progressed.connect(lambda p: seen.append(p.fraction) if p.kind == kind else None)
     return seen
+
+
+def _answered(qtbot, page) -> None:
+    """Wait for the page's answer, or its refusal (said at once, not waited out)."""
+    qtbot.waitUntil(lambda: page.result is not None or page.summary.text().startswith("Not computed"),
+                    timeout=WAIT_MS)
+    assert page.result is not None, page.summary.text()
 
 
 def _click(qtbot, widget, rect) -> None:
@@ -142,3 +153,25 @@ def test_the_lens_table_and_the_logit_in_bars(qtbot, what_if):
     row = next(i for i, h in enumerate(bars.heads) if h is not None)
     _click(qtbot, bars, bars.row_rect(row))
     qtbot.waitUntil(lambda: _opened(window, *bars.heads[row]), timeout=WAIT_MS)
+
+
+@pytest.mark.skipif(not runtime.is_available(SMOLLM2)[0], reason=runtime.is_available(SMOLLM2)[1])
+def test_a_decoder_with_grouped_query_heads_is_read_and_patched_in_the_tab(qtbot, make_window):
+    window, view = _open_what_if(make_window, SMOLLM2)
+    lens = view.lens
+    view.setCurrentWidget(lens)
+    lens.text_field.setText("The cat sat on the")
+    lens.run_button.click()
+    _answered(qtbot, lens)
+    T = len(lens.result.token_ids)
+    assert (lens.table.rowCount(), lens.table.columnCount()) == (SMOLLM2.layers + 1, T)
+    names = lens.result.attribution.names
+    assert f"L{SMOLLM2.layers} h{SMOLLM2.heads - 1}" in names  # every query head is a part, not only 3
+    patching = view.patching
+    view.setCurrentWidget(patching)
+    patching.run_button.click()
+    _answered(qtbot, patching)
+    assert patching.grid.shape == (SMOLLM2.layers, SMOLLM2.heads)
+    r = patching.result
+    top = np.unravel_index(np.argmax(r.recovered), r.recovered.shape)
+    assert f"layer {top[0] + 1}, head {top[1]}" in patching.summary.text()
