@@ -14,9 +14,9 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QSpinBox,
     QTableWidget,
     QWidget,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.display.colors import DIVERGING_COLORMAP
 from mha_explorer.qt.jobs import JobKind
+from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.trained.head_grid import HeadGrid
 from mha_explorer.qt.trained.job_page import JobPage, SideBySide
 from mha_explorer.qt.trained.number_item import NumberItem
@@ -103,9 +104,11 @@ class HeadEffects(JobPage):
         self.mean_check = QCheckBox("set to its mean, not zero", objectName="head_effects_mean")
         self.mean_check.setToolTip("Mean-ablation: the head keeps adding its average output over the "
                                    "text; only what it adds for each token is gone")
-        for label, widget in (("random tokens", self.n_spin), ("seed", self.seed_spin)):
-            self.inputs.addWidget(QLabel(label, buddy=widget))
-            self.inputs.addWidget(widget)
+        # one above the other: side by side, with a seed of ten digits, they made the page wider
+        # than the Layers dock in presentation at 1024×768
+        form = nested(self.inputs, QFormLayout())
+        form.addRow("random tokens", self.n_spin)
+        form.addRow("seed", self.seed_spin)
         self.inputs.addStretch(1)
         self.layout_.insertWidget(1, self.mean_check)  # a line of its own: the page stays narrow
         self.pattern = HeadGrid("induction score")
