@@ -172,6 +172,12 @@ def test_a_decoder_with_grouped_query_heads_is_read_and_patched_in_the_tab(qtbot
     patching.run_button.click()
     _answered(qtbot, patching)
     assert patching.grid.shape == (SMOLLM2.layers, SMOLLM2.heads)
+    grid = patching.grid  # every layer's row in sight at once, the strongest heads near the bottom
+    area = grid.parentWidget()
+    while not isinstance(area, QScrollArea):
+        area = area.parentWidget()
+    last = grid.mapTo(area.viewport(), grid.cell_rect(SMOLLM2.layers, 0).bottomLeft().toPoint())
+    assert last.y() <= area.viewport().height()
     r = patching.result
     top = np.unravel_index(np.argmax(r.recovered), r.recovered.shape)
     assert f"layer {top[0] + 1}, head {top[1]}" in patching.summary.text()
