@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 # the commands and flags that end without a window (tests/cli check them against the parser)
-COMMANDS = ("compare", "decode", "export", "heads", "lab", "pictures", "shapes", "tiles")
+COMMANDS = ("compare", "decode", "export", "heads", "lab", "lens", "patch", "pictures", "shapes", "tiles")
 WINDOWLESS_FLAGS = ("-h", "--help", "--list-presets")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mha_explorer.cli import compare, decode, export, heads, lab, pictures, shapes, tiles, window
+from mha_explorer.cli import compare, decode, export, heads, lab, lens, patch, pictures, shapes, tiles, window
 from mha_explorer.cli.common import (
     EXIT_USAGE,
     Parser,
@@ -32,6 +32,8 @@ SUBCOMMANDS = (
     lab,
     compare,
     pictures,
+    patch,
+    lens,
 )
 
 if TYPE_CHECKING:

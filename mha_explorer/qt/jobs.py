@@ -51,6 +51,9 @@ class JobKind(str, Enum):
     induction = "induction"  # a trained decoder on repeated random tokens
     compare = "compare"  # every trained model on one text (the Compare window)
     export = "export"  # the window's pictures encoded and written, and its tables
+    head_effects = "head_effects"  # a decoder's heads switched off in turn, by the loss
+    patching = "patching"  # a decoder's heads patched from a clean prompt into a corrupted one
+    lens = "lens"  # a decoder's residual stream read after every layer
 
 
 @dataclass(frozen=True)

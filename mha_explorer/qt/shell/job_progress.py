@@ -23,6 +23,9 @@ WORDS = {  # what a person is waiting for, per kind of job
     JobKind.generate: "the model is writing…",
     JobKind.induction: "looking for induction heads…",
     JobKind.export: "exporting…",
+    JobKind.head_effects: "switching each head off…",
+    JobKind.patching: "patching each head…",
+    JobKind.lens: "reading every layer's stream…",
 }
 # the trace has the status bar's main progress bar, and its line says when it waits for torch;
 # the header's numbers say "working out" where they will appear

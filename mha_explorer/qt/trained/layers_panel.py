@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from mha_explorer.core.config.rules import layer_fields
@@ -26,6 +26,7 @@ from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.induction_view import InductionView
 from mha_explorer.qt.trained.patterns_table import PatternsTable
+from mha_explorer.qt.trained.what_if import WhatIfView
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
@@ -69,6 +70,7 @@ class LayersPanel(QWidget):
         self._scores: list[list[dict]] | None = None
         self._model_key: str | None = None  # the model whose columns the table has
         self._head = 0
+        self._split_before_what_if: list[int] | None = None  # the split the What-if tab widened
 
         self.note = QLabel(IDLE_NOTE)
         self.note.setObjectName("layers_note")
@@ -89,6 +91,12 @@ class LayersPanel(QWidget):
         tables.addTab(scroll_area(self.induction, sideways=True), "Induction heads")
         tables.setTabToolTip(2, "A decoder shown random tokens twice: the heads that copy the token "
                              "after an earlier occurrence")
+        self.what_if = WhatIfView(controller, jobs)
+        self._what_if_area = scroll_area(self.what_if, sideways=True)
+        tables.addTab(self._what_if_area, "What if")
+        tables.setTabToolTip(3, "A decoder's heads switched off, patched between two prompts, and its "
+                             "residual stream read after every layer: what each head does")
+        self.what_if.head_chosen.connect(self.open_layer_head)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self._grid_slot)
         split.addWidget(tables)
@@ -101,6 +109,7 @@ class LayersPanel(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(split, 1)
 
+        tables.currentChanged.connect(self._make_room)
         self._sight = SightWatch(self, self._came_into_sight)
         self.patterns.head_selected.connect(self._select_head)
         self.ranking.head_selected.connect(self._select_head)
@@ -119,6 +128,7 @@ class LayersPanel(QWidget):
         decoder = model is not None and model.causal
         self.tables.setTabEnabled(1, not decoder)
         self.tables.setTabEnabled(2, decoder)
+        self.tables.setTabEnabled(3, decoder)
         self.tables.setTabToolTip(1, "an encoder's measure: a decoder's heads are ranked by their patterns"
                                   if decoder else "Each head of the layer switched off in turn, ranked by "
                                   "how much the sentence embedding changes")
@@ -172,6 +182,30 @@ class LayersPanel(QWidget):
             self._asked_ablation = wanted
             self._jobs.submit(ABLATION_JOB, _layer_ablation, *wanted, cancellable=True)
 
+    def _make_room(self, index: int) -> None:
+        """The What-if pages draw two layers × heads maps side by side: while their tab is open,
+        the thumbnails give up the width those want, all of it on a narrow dock (a head clicked
+        there opens in the stage view, not in the thumbnails); another tab gets the split back."""
+        if self.tables.widget(index) is self._what_if_area:
+            QTimer.singleShot(0, self._widen_what_if)
+        elif self._split_before_what_if is not None:
+            self._split.setSizes(self._split_before_what_if)
+            self._split_before_what_if = None
+
+    def _widen_what_if(self) -> None:
+        area = self._what_if_area
+        if not area.isVisible() or self._split_before_what_if is not None:
+            return
+        wanted = self.what_if.sizeHint().width() + area.verticalScrollBar().sizeHint().width()
+        missing = wanted - area.viewport().width()
+        thumbnails, tables = self._split.sizes()
+        if missing <= 0 or thumbnails == 0:
+            return
+        spare = thumbnails - (self._grid or self._grid_slot).minimumSizeHint().width()
+        given = min(missing, spare) if spare >= missing else thumbnails
+        self._split_before_what_if = [thumbnails, tables]
+        self._split.setSizes([thumbnails - given, tables + given])
+
     @property
     def grid(self) -> LayerGrid:
         """The 6 × 12 grid of maps, made on first use (it loads pyqtgraph)."""
@@ -188,6 +222,7 @@ class LayersPanel(QWidget):
         return self._grid
 
     def _came_into_sight(self) -> None:
+        self._make_room(self.tables.currentIndex())
         if self._trained:
             self.grid  # noqa: B018 - trained maps to show: build it
         self._ask_ablation()
