@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from mha_explorer.qt.trained.layers_panel import LayersPanel
 
 WEIGHTS_HEIGHT = 120
-PLACING_MS = 200
 # of the height while Layers or Generation is the tab in front: their views draw rows of labels
 ROOMY_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
 ROOMY_DOCKS = ("layers", "generation")
@@ -100,9 +99,8 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
     if not {"weights", "layers", "generation"} <= d.keys():
         return
     shell = window.shell
-    shell.placing = True  # until the layout's own deferred steps have run
+    shell.placing = True  # until the layout's own deferred step has run (below)
     shell.room_before = None
-    QTimer.singleShot(PLACING_MS, lambda: setattr(shell, "placing", False))
     if narrow:  # a short screen: the left column has no height to spare, so a tab
         window.tabifyDockWidget(d["controls"], d["weights"])
     else:
@@ -119,5 +117,12 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
             d[key].lower()
             d[key].raise_()
 
+    def placed() -> None:
+        built_ins_in_front()
+        # a tab chosen from here on is the person's: it gets its room. A fixed 200 ms ended
+        # this instead, and a tab chosen sooner (a quick hand, a machine with torch loaded
+        # and the trace there at once) was taken for the layout's own and got none
+        shell.placing = False
+
     built_ins_in_front()
-    QTimer.singleShot(0, built_ins_in_front)
+    QTimer.singleShot(0, placed)
