@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QVBoxLayout,
@@ -40,6 +39,7 @@ from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.shell.theme import grows_with_text
 from mha_explorer.qt.stage.stage_notes import weights_note
+from mha_explorer.qt.whole_rows import WholeRowsArea
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
@@ -109,7 +109,8 @@ class HeatmapPanel(PresentingMaps, QWidget):
         self._grid = QGridLayout(self._grid_host)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setSpacing(4)
-        self.scroll = QScrollArea(widgetResizable=True)
+        self.scroll = WholeRowsArea()  # a map never half in sight at the grid's edge
+        self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self._grid_host)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.viewport().installEventFilter(self)

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QTableWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -27,6 +26,7 @@ from mha_explorer.qt.lab.reflow import Reflow
 from mha_explorer.qt.lab.splits import split
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.staggered import StaggeredRefresh
+from mha_explorer.qt.whole_rows import WholeTable
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
 
@@ -53,11 +53,11 @@ class LabViews(QWidget):
         self.maps_heading = QLabel("The heads' maps appear here while a model trains.", wordWrap=True)
         training = Reflow((self.loss_plot, self.accuracy_plot, self.entropy_plot),
                           headed(self.maps_heading, self.maps))
-        self.comparison = QTableWidget(0, len(tables.COMPARISON_COLUMNS))
+        self.comparison = WholeTable(0, len(tables.COMPARISON_COLUMNS))
         self.comparison.setHorizontalHeaderLabels(tables.COMPARISON_COLUMNS)
         self.tradeoff = QLabel("Sweep several head counts to see what the number of heads costs.",
                                wordWrap=True, objectName="head_count_tradeoff")
-        self.ranking = QTableWidget(0, 3)
+        self.ranking = WholeTable(0, 3)
         self.ranking.setHorizontalHeaderLabels(("rank", "head", "accuracy drop"))
         self.ranking.verticalHeader().hide()  # the rank column numbers the rows
         self.ranking.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)

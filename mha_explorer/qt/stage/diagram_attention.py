@@ -68,7 +68,7 @@ def _left_w(ctx: StageContext, under: bool = False) -> float:
 def _chips_w(ctx: StageContext) -> float:
     """Width of the 'B=2' and 'H=8' chips side by side."""
     dims = ctx.plan.dims
-    return sum(chip_size(style.dim_label(d, dims[d]))[0] + 4 for d in ("B", "H"))
+    return sum(chip_size(style.dim_label(d, dims[d]))[0] + style.chip_space() + 2 for d in ("B", "H"))
 
 
 def text_height(points: float) -> float:
@@ -306,7 +306,7 @@ def _depth_chips(c: Composer, key: str, x: float, y: float, across: bool = False
     for dim in ("B", "H"):
         chip = c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
         if across:
-            x += chip.boundingRect().width() + 4
+            x += chip.boundingRect().width() + style.chip_space()
         else:
             y += chip_height() + 4
     return y + chip_height() + 4 if across else y
@@ -334,8 +334,10 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
     c.text("strip.kv", "K/V heads", x, row2 + tile_h / 2, "cl", points=style.LABEL_PT, bold=True)
     x0 = x + label_w
     tile = max(chip_size(str(min(cfg.H, MAX_TILES) - 1))[0], TILE)
+    gap = max(TILE_GAP, style.chip_space())  # each head's number a word of its own
+
     def fitting(room: float) -> int:
-        return int((room + TILE_GAP) // (tile + TILE_GAP))
+        return int((room + gap) // (tile + gap))
 
     room = c.ctx.width - style.MARGIN - x0
     shown = cfg.H
@@ -345,11 +347,11 @@ def _group_strip(c: Composer, x: float, y: float) -> None:
     centres: dict[int, list[float]] = {}
     for head in range(shown):
         group = cfg.kv_head_of(head)
-        tx = x0 + head * (tile + TILE_GAP) + tile / 2
+        tx = x0 + head * (tile + gap) + tile / 2
         c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
         centres.setdefault(group, []).append(tx)
     if shown < cfg.H:
-        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + tile_h / 2,
+        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + gap) + 6, y + tile_h / 2,
                "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
     for group, xs in centres.items():
         cx = sum(xs) / len(xs)
