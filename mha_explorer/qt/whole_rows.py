@@ -1,4 +1,4 @@
-"""Scrolling views that never show a row in part: their viewport ends above the first row it
+"""Scrolling views that never show a row (or a column) in part: their viewport ends before the first one it
 would cut, so no label, button or map at the edge is drawn half (a class reads a half line
 as a fault of the picture, and the scroll bar already says there is more).
 
@@ -10,7 +10,7 @@ time, so the first row in sight is whole as well.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 WHOLE = (QLabel, QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QAbstractScrollArea)
 
 
-def _spans(content: QWidget) -> list[tuple[int, int]]:
-    """The rows of ``content``: the vertical extents of what it shows, merged where they
-    overlap, top to bottom, in its own pixels."""
+def _spans(content: QWidget, across: bool = False) -> list[tuple[int, int]]:
+    """The extents of what ``content`` shows (labels, fields, buttons, views), down its
+    height (``across``: along its width), in its own pixels."""
     extents = []
     for widget in content.findChildren(QWidget):
         if widget.isHidden() or not widget.isVisibleTo(content):
@@ -40,50 +40,51 @@ def _spans(content: QWidget) -> list[tuple[int, int]]:
         parent = widget.parentWidget()
         if parent is not content and isinstance(parent, WHOLE):
             continue  # a part of something read whole
-        top = widget.mapTo(content, QPoint(0, 0)).y()
-        if isinstance(widget, QGroupBox):  # its title is its own drawing
-            extents.append((top, top + widget.fontMetrics().height() + 4))
+        at = widget.mapTo(content, QPoint(0, 0))
+        first, length = (at.x(), widget.width()) if across else (at.y(), widget.height())
+        if isinstance(widget, QGroupBox) and not across:  # its title is its own drawing
+            extents.append((first, first + widget.fontMetrics().height() + 4))
         elif isinstance(widget, WHOLE) or not widget.findChildren(QWidget):
-            extents.append((top, top + widget.height()))
-    extents.sort()
-    rows: list[tuple[int, int]] = []
-    for top, bottom in extents:
-        if rows and top < rows[-1][1]:
-            rows[-1] = (rows[-1][0], max(rows[-1][1], bottom))
-        else:
-            rows.append((top, bottom))
-    return rows
+            extents.append((first, first + length))
+    return extents
 
 
-def _cut(rows: list[tuple[int, int]], start: int, end: int) -> int:
-    """Where a view showing ``start``..``end`` of the rows should end instead, so that no
-    row reaches past it: the top of the first row it would cut (``end`` when none is cut,
-    or when that row is the first in sight and taller than the view)."""
-    for top, bottom in rows:
-        if top < end < bottom and top > start:
-            return top
-    return end
+def _straddling(spans: list[tuple[int, int]], y: int, view: int) -> list[tuple[int, int]]:
+    """The spans shorter than half the ``view`` that ``y`` would cut. A taller one (a plot,
+    a page of maps) is cut as it is scrolled: leaving it out would leave the view empty."""
+    return [(top, bottom) for top, bottom in spans if top < y < bottom and bottom - top < view / 2]
 
 
-def _snapped(rows: list[tuple[int, int]], value: int, down: bool) -> int:
-    """``value`` moved to a row's top when it falls inside a row: the next one scrolling
-    down, this one scrolling up."""
-    for top, bottom in rows:
-        if top < value < bottom:
-            return bottom if down else top
+def _cut(spans: list[tuple[int, int]], start: int, end: int) -> int:
+    """Where a view showing ``start``..``end`` should end instead so that it cuts nothing
+    (``_straddling``): above every span it would cut, and above those that edge cuts."""
+    y = end
+    while cut := _straddling(spans, y, end - start):
+        y = min(top for top, _bottom in cut)
+        if y <= start:
+            return end  # nothing whole fits: as it is
+    return y
+
+
+def _snapped(spans: list[tuple[int, int]], value: int, down: bool, view: int) -> int:
+    """``value`` moved off the spans it would cut (``_straddling``): below them scrolling
+    down, above them scrolling up."""
+    while cut := _straddling(spans, value, view):
+        value = max(b for _t, b in cut) if down else min(t for t, _b in cut)
     return value
 
 
 class WholeRowsArea(QScrollArea):
-    """A QScrollArea whose viewport shows whole rows of its widget (see the module)."""
+    """A QScrollArea whose viewport shows whole rows (and, scrolling sideways, whole
+    columns) of its widget (see the module)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._last = 0
+        self._last = {False: 0, True: 0}  # the scroll value before, down and across
         self._fitting = False
-        bar = self.verticalScrollBar()
-        bar.valueChanged.connect(self._scrolled)
-        bar.rangeChanged.connect(lambda *_: self._fit())
+        for across, bar in ((False, self.verticalScrollBar()), (True, self.horizontalScrollBar())):
+            bar.valueChanged.connect(lambda value, a=across: self._scrolled(value, a))
+            bar.rangeChanged.connect(lambda *_: self._fit())
 
     def setWidget(self, widget: QWidget) -> None:  # Qt's API
         super().setWidget(widget)
@@ -99,32 +100,43 @@ class WholeRowsArea(QScrollArea):
         super().resizeEvent(event)
         self._fit()
 
-    def _scrolled(self, value: int) -> None:
-        bar = self.verticalScrollBar()
+    def _full(self, across: bool) -> int:
+        """The viewport's length as if no margin shortened it."""
+        margins, port = self.viewportMargins(), self.viewport()
+        return port.width() + margins.right() if across else port.height() + margins.bottom()
+
+    def _scrolled(self, value: int, across: bool) -> None:
+        bar = self.horizontalScrollBar() if across else self.verticalScrollBar()
         content = self.widget()
         if not self._fitting and content is not None and value < bar.maximum():
-            snapped = _snapped(_spans(content), value, value > self._last)
+            snapped = _snapped(_spans(content, across), value, value > self._last[across],
+                               self._full(across))
             if snapped != value:
-                self._last = snapped
+                self._last[across] = snapped
                 bar.setValue(min(snapped, bar.maximum()))
                 return
-        self._last = value
+        self._last[across] = value
         self._fit()
 
+    def _short(self, content: QWidget, across: bool) -> int:
+        """How much shorter than its whole length the viewport is made, down or across."""
+        full = self._full(across)
+        start = (self.horizontalScrollBar() if across else self.verticalScrollBar()).value()
+        return start + full - _cut(_spans(content, across), start, start + full)
+
     def _fit(self) -> None:
-        """The bottom margin that ends the viewport above the first row it would cut."""
+        """The right and bottom margins that end the viewport before what it would cut."""
         content = self.widget()
         if self._fitting or content is None:
             return
         margins = self.viewportMargins()
-        full = self.viewport().height() + margins.bottom()
-        start = self.verticalScrollBar().value()
-        end = _cut(_spans(content), start, start + full)
-        short = start + full - end
-        if short != margins.bottom():
+        bottom = self._short(content, False)
+        sideways = self.horizontalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        right = self._short(content, True) if sideways else 0
+        if (right, bottom) != (margins.right(), margins.bottom()):
             self._fitting = True
             try:
-                self.setViewportMargins(margins.left(), margins.top(), margins.right(), short)
+                self.setViewportMargins(margins.left(), margins.top(), right, bottom)
             finally:
                 self._fitting = False
 

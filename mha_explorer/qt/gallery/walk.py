@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QTabWidget
 
@@ -125,6 +125,8 @@ class Walk:
                    TRACE_WAIT_S, "the views to catch up")
         for _ in range(3):
             QCoreApplication.sendPostedEvents()
+            # widgets let go (a dock's placeholder): a nested loop may never reach their turn
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
             QCoreApplication.processEvents()
 
     def pictures(self, cases: Iterable[Case], stages: Callable[[tuple[str, ...]], Iterable[str]] | None = None

@@ -418,6 +418,7 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self.addItem(self.bar)
         self._colormap = ""
         self._value_name: str | None = None  # the bar's axis title, as last set
+        self._titles: tuple[str, ...] = ()  # the title, then a shorter one for a short bar
         ink_axes(self._axes(), self)
         self._fit_width()
 
@@ -435,18 +436,30 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         # from setImage, and each call would re-render the bar's axis on every step.
         if tuple(self.bar.levels()) != tuple(maps.levels):
             self.bar.setLevels(maps.levels)
-        if self._value_name != maps.bar_title:
-            self._value_name = maps.bar_title
+        titles = (maps.bar_title, maps.value_name)  # the caption says what is clipped
+        if titles != self._titles:
+            self._titles = titles
             self._label_axis()
 
     def _label_axis(self) -> None:
         """The bar's title in the widget's own type (pyqtgraph's default is small): the
         title's own font, not a size in its markup, so whoever reads the item reads the type
-        it is drawn in."""
-        if self._value_name is not None:
+        it is drawn in. The longest title that the bar's height holds whole."""
+        if not getattr(self, "_titles", ()):  # GraphicsView's own __init__ resizes it first
+            return
+        metrics = self.fontMetrics()
+        room = self.height() - metrics.height() - 8  # the bar's length, inside its end margins
+        title = next((t for t in self._titles if metrics.horizontalAdvance(t) <= room), self._titles[-1])
+        if title != self._value_name:
+            self._value_name = title
             axis = self.bar.getAxis("left")
             axis.label.setFont(QFont(self.font()))
-            axis.setLabel(self._value_name)
+            axis.setLabel(title)
+            self.setToolTip(self._titles[0] if title != self._titles[0] else "")
+
+    def resizeEvent(self, event) -> None:  # Qt's API
+        super().resizeEvent(event)
+        self._label_axis()  # a shorter bar may hold only the shorter title
 
     def drawn_texts(self) -> list[DrawnText]:
         """The bar's numbers and its title."""
@@ -482,5 +495,6 @@ class ColorBarView(pg.GraphicsLayoutWidget):
             ink_axes(self._axes(), self)
         if event.type() == QEvent.Type.FontChange and bar is not None:
             self._fit_width()
+            self._value_name = None  # set again in the new type
             self._label_axis()
         super().changeEvent(event)

@@ -26,6 +26,7 @@ from mha_explorer.qt.lab.reflow import Reflow
 from mha_explorer.qt.lab.splits import split
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.staggered import StaggeredRefresh
+from mha_explorer.qt.tab_names import every_tab_in_sight
 from mha_explorer.qt.whole_rows import WholeTable
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
@@ -87,6 +88,7 @@ class LabViews(QWidget):
         self.tabs.addTab(headed(self.tradeoff, self.comparison), "Comparison")
         self.tabs.addTab(pruning, "Ablation && pruning")
         self.tabs.addTab(self.phase, "Induction circuit")
+        every_tab_in_sight(self.tabs)
         self.shown_run = QComboBox()
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)

@@ -23,6 +23,7 @@ from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.in_sight import SightWatch, in_sight
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.tab_names import every_tab_in_sight
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.induction_view import InductionView
 from mha_explorer.qt.trained.patterns_table import PatternsTable
@@ -89,6 +90,7 @@ class LayersPanel(QWidget):
         tables.addTab(scroll_area(self.induction, sideways=True), "Induction heads")
         tables.setTabToolTip(2, "A decoder shown random tokens twice: the heads that copy the token "
                              "after an earlier occurrence")
+        every_tab_in_sight(tables)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self._grid_slot)
         split.addWidget(tables)
