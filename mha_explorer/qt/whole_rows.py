@@ -1,11 +1,11 @@
-"""Scrolling views that never show a row (or a column) in part: their viewport ends before the first one it
-would cut, so no label, button or map at the edge is drawn half (a class reads a half line
-as a fault of the picture, and the scroll bar already says there is more).
+"""Scrolling views that never show a row (or a column) in part: their viewport ends before
+the first one it would cut, so no label, button or map at the edge is drawn half (a class
+reads a half line as a fault of the picture, and the scroll bar already says there is more).
 
 ``WholeRowsArea`` is a scroll area whose rows are read from its content (the widgets that
-show words or pictures, side by side where their heights overlap); ``WholeCells`` is mixed
-into a table view, whose rows and columns are its headers' sections. Both scroll a row at a
-time, so the first row in sight is whole as well.
+show words or pictures; one taller than half the view, a plot, is cut as it scrolls);
+``WholeCells`` is mixed into a table view, whose rows and columns are its headers'
+sections. Both scroll a row at a time, so the first row in sight is whole as well.
 """
 
 from __future__ import annotations
