@@ -421,6 +421,8 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self._titles: tuple[str, ...] = ()  # the title, then a shorter one for a short bar
         ink_axes(self._axes(), self)
         self._fit_width()
+        # a shorter bar may hold only the shorter title
+        self.bar.getAxis("left").geometryChanged.connect(self._label_axis)
 
     def _axes(self):
         return [self.bar.getAxis(name) for name in ("left", "bottom", "right", "top")]
@@ -445,21 +447,18 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         """The bar's title in the widget's own type (pyqtgraph's default is small): the
         title's own font, not a size in its markup, so whoever reads the item reads the type
         it is drawn in. The longest title that the bar's height holds whole."""
-        if not getattr(self, "_titles", ()):  # GraphicsView's own __init__ resizes it first
+        if not self._titles:
             return
         metrics = self.fontMetrics()
-        room = self.height() - metrics.height() - 8  # the bar's length, inside its end margins
+        room = self.bar.getAxis("left").geometry().height() - 4  # the title is centred on it
         title = next((t for t in self._titles if metrics.horizontalAdvance(t) <= room), self._titles[-1])
         if title != self._value_name:
             self._value_name = title
             axis = self.bar.getAxis("left")
             axis.label.setFont(QFont(self.font()))
             axis.setLabel(title)
+            axis.resizeEvent()  # pyqtgraph centres its title only as the axis is resized
             self.setToolTip(self._titles[0] if title != self._titles[0] else "")
-
-    def resizeEvent(self, event) -> None:  # Qt's API
-        super().resizeEvent(event)
-        self._label_axis()  # a shorter bar may hold only the shorter title
 
     def drawn_texts(self) -> list[DrawnText]:
         """The bar's numbers and its title."""
