@@ -56,6 +56,7 @@ class LabViews(QWidget):
                           headed(self.maps_heading, self.maps))
         self.comparison = WholeTable(0, len(tables.COMPARISON_COLUMNS))
         self.comparison.setHorizontalHeaderLabels(tables.COMPARISON_COLUMNS)
+        self.comparison.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tradeoff = QLabel("Sweep several head counts to see what the number of heads costs.",
                                wordWrap=True, objectName="head_count_tradeoff")
         self.ranking = WholeTable(0, 3)

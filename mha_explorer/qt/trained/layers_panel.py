@@ -98,6 +98,8 @@ class LayersPanel(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setSizes([1, 1])  # half each: the scores table needs its columns readable
+        self._dragged = False  # a person's own split stands (resizeEvent)
+        split.splitterMoved.connect(lambda *_: setattr(self, "_dragged", True))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addWidget(self.note)
@@ -110,6 +112,20 @@ class LayersPanel(QWidget):
         jobs.failed.connect(self._on_failed)
         controller.config_changed.connect(self._on_config)
         self._on_config(controller.config)
+
+    def resizeEvent(self, event) -> None:  # Qt's API
+        super().resizeEvent(event)
+        # a dock taller than wide (a side column) puts the tables under the grid: side by
+        # side each had 150 px at 1024×768, the tables' names cut to "H…" and "I…"
+        upright = self.height() > self.width()
+        wanted = Qt.Orientation.Vertical if upright else Qt.Orientation.Horizontal
+        split = self._split
+        sizes = split.sizes()
+        lopsided = not self._dragged and sum(sizes) and min(sizes) < 0.4 * sum(sizes)
+        if split.orientation() != wanted or lopsided:
+            split.setOrientation(wanted)  # half each, as the panel is now (a dock's first
+            length = split.height() if upright else split.width()  # sizes are a tab's few px)
+            split.setSizes([length // 2, length - length // 2])
 
     # requests ------------------------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:
