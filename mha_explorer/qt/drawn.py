@@ -91,11 +91,13 @@ def axis_title(axis, view: QGraphicsView, owner: str, ground: QColor | None = No
                       visible_part(view), ground, role)]
 
 
-def map_shape(view: QGraphicsView, box, owner: str, name: str) -> list[DrawnShape]:
-    """The map a view box shows, as the main thing of its picture."""
+def map_shape(view: QGraphicsView, box, owner: str, name: str,
+              axes: tuple[str, str] = ("", "")) -> list[DrawnShape]:
+    """The map a view box shows, as the main thing of its picture; ``axes``: what its rows
+    and columns hold (MapAxes's kinds), where words elsewhere name them."""
     if not box.isVisible() or box.scene() is None or not view.isVisible():
         return []
-    return [DrawnShape(item_in_window(view, box, box.boundingRect()), owner, name, "map")]
+    return [DrawnShape(item_in_window(view, box, box.boundingRect()), owner, name, "map", axes=axes)]
 
 
 def painted_text(widget: QWidget, text: str, box: QRectF, owner: str, *, flags: int = 0,

@@ -155,6 +155,7 @@ class Jobs(QObject):
         super().__init__(parent)
         self._ids: dict[str, int] = {}
         self._next_id = 0
+        self._unanswered = 0  # jobs sent to the thread that have not said how they ended
         self.thread = QThread(self)
         self.thread.setObjectName(name)
         self._runner = JobRunner()
@@ -180,8 +181,14 @@ class Jobs(QObject):
         self._next_id += 1  # one counter for all kinds: ids also order kinds against each other
         job_id = self._ids[kind] = self._next_id
         self._runner.supersede(kind, job_id)
+        self._unanswered += 1
         self._send.emit(Job(kind, job_id, work, args, cancellable))
         return job_id
+
+    @property
+    def idle(self) -> bool:
+        """Whether every job submitted has ended (done, failed or cancelled) and said so."""
+        return self._unanswered == 0
 
     def cancel(self, kind: str) -> None:
         """Stop the job of ``kind`` in flight (between its pieces) and drop its answer."""
@@ -223,10 +230,12 @@ class Jobs(QObject):
             self.began.emit(job)
 
     def _on_finished(self, done: JobDone) -> None:
+        self._unanswered -= 1
         if self._current(done.kind, done.id):
             self.done.emit(done)
 
     def _on_failed(self, failed: JobFailed) -> None:
+        self._unanswered -= 1
         if self._current(failed.kind, failed.id):
             self.failed.emit(failed)
 
@@ -235,4 +244,5 @@ class Jobs(QObject):
             self.progressed.emit(progress)
 
     def _on_cancelled(self, job: Job) -> None:
+        self._unanswered -= 1
         self.cancelled.emit(job)

@@ -33,7 +33,9 @@ class DrawnText:
     ground: QColor | None = None  # what is behind it when the view knows; else read from a grab
     role: str = ""  # what the words claim, where a check can hold them to it ("rows", "columns")
     on: str = ""  # the shape it is drawn on by design (a block's own tag, a cell's number, a legend)
-    of: str = ""  # the shape whose axis it names, for ``role``; "" for the nearest map
+    of: str = ""  # the shape whose axis it names, for ``role``; "" for every map of its area
+    unit: str = ""  # the pieces of one text drawn as one (a label and its number) share this
+    turned: bool = False  # drawn upright (a column's name): it reads down, not along a line
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,9 @@ class DrawnShape:
     name: str
     kind: ShapeKind = "tensor"
     label_px: float = 0.0  # the type size of its own label (a tensor is never smaller than it)
-    axes: tuple[str, str] = ("", "")  # what its rows and its columns are ("query", "key", "feature")
+    # what its rows and its columns are, in core.display.head_maps.MapAxes's kinds ("query",
+    # "key", "feature", "head_dim", ...)
+    axes: tuple[str, str] = ("", "")
 
 
 @runtime_checkable

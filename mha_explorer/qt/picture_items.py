@@ -115,10 +115,10 @@ class SceneReader:
                 continue
             if isinstance(item, QGraphicsTextItem):
                 where = _within(item, on)
-                for piece in document_pieces(item):
+                for piece in document_pieces(item):  # one item's pieces are read together
                     texts.append(DrawnText(piece.text, self.rect(item, piece.rect),
                                            self._px(item, piece.points), piece.ink, self.owner,
-                                           self.clip, piece.ground, on=where))
+                                           self.clip, piece.ground, on=where, unit=str(id(item))))
             elif isinstance(item, AxisItem):
                 texts += self._ticks(item)
         return texts

@@ -30,7 +30,7 @@ def main(full: bool) -> None:
         try:
             for shown in walk.pictures(cases(sample=not full)):
                 pictures.append({"picture": shown.name, "setup": shown.case.setup.name,
-                                 "stage": shown.stage, "mode": shown.case.mode,
+                                 "stage": shown.stage, "front": shown.front, "mode": shown.case.mode,
                                  "screen": shown.case.screen.name, "theme": shown.case.theme,
                                  "faults": [asdict(f) for f in faults(shown.picture)]})
         finally:

@@ -75,3 +75,15 @@ def test_a_text_off_the_canvas_comes_back_onto_it():
     items = [chip]
     settle(items, CANVAS, 14)
     assert CANVAS.contains(_words(chip))
+
+
+def test_a_line_of_words_ending_at_a_chip_is_set_a_space_apart_from_it():
+    line = _placed(TextItem("shape", "K, V  [2, 10, 512]"), 20, 100)
+    chip = ChipItem("K.left.B", "B=2", LIGHT_INK.ink)
+    chip.placement = "fixed"  # the chip stays by its tensor: the words make the room
+    _placed(chip, _words(line).right() + 1 - _words(chip).left(), 100)
+    settle([line, chip], CANVAS, 14)
+    words, plate = _words(line), _words(chip)
+    apart = max(plate.left() - words.right(), words.left() - plate.right(),
+                plate.top() - words.bottom(), words.top() - plate.bottom())
+    assert apart >= 0.25 * words.height()  # a space of the line's type, or a line apart

@@ -123,6 +123,18 @@ def test_the_colour_bar_runs_over_the_levels_every_map_is_drawn_with(window, set
     assert "clipped at" in window.heatmaps.caption.text()
 
 
+def test_the_colour_bar_s_title_stays_centred_on_the_bar_as_it_changes(window, settle):
+    show_stage(window, settle, "softmax")  # the title 'weight'
+    x = window.controller.trace.tensors["input"]["X"]
+    x[0, :, 5] = 500.0
+    show_stage(window, settle, "input")  # a longer title on a bar of the same height
+    texts, shapes = drawn(window.heatmaps)
+    title = next(t for t in texts if t.role == "bar")
+    bar = next(s for s in shapes if s.owner == "colour bar")
+    assert title.text == "X (outliers clipped)"
+    assert abs(title.rect.center().y() - bar.rect.center().y()) <= 3, (title.rect, bar.rect)
+
+
 def test_a_head_opened_large_names_its_axes_as_the_grid_does(window, settle, qtbot):
     for stage in ("input", "softmax"):
         show_stage(window, settle, stage)

@@ -43,10 +43,17 @@ def test_a_clean_picture_passes():
 
 
 def test_texts_on_each_other_are_named_but_side_by_side_are_not():
-    touching = [_text("a", 10, 10), _text("b", 70, 10)]  # edge to edge
-    assert _kinds(_picture(touching)) == []
+    spaced = [_text("a", 10, 10), _text("b", 80, 10)]  # half an em apart
+    assert _kinds(_picture(spaced)) == []
     piled = [_text("B=2", 10, 10), _text("H=8", 50, 15)]
     assert _kinds(_picture(piled)) == [("text on text", ("B=2", "H=8"))]
+
+
+def test_texts_on_one_line_closer_than_a_space_run_together():
+    touching = [_text("h0", 10, 10), _text("h1", 70, 10)]  # edge to edge: 'h0h1'
+    assert _kinds(_picture(touching)) == [("run together", ("h0", "h1"))]
+    lines = [_text("h0", 10, 10), _text("h1", 70, 40)]  # one under the other
+    assert _kinds(_picture(lines)) == []
 
 
 def test_a_text_on_a_tensor_is_a_fault_unless_it_is_drawn_on_it():

@@ -6,7 +6,7 @@ still reads on its button in both themes."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRectF
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRectF, QTimer
 from PySide6.QtWidgets import QAbstractScrollArea, QGraphicsView
 
 from mha_explorer.core.config import MHAConfig
@@ -97,3 +97,17 @@ def test_the_tables_give_back_generations_room_while_layers_is_open_beside_the_f
     bring_to_front(docks["shapes"])  # and gives the stage its rows back after it
     qtbot.waitUntil(lambda: abs(docks["shapes"].height() - before) <= 2, timeout=5_000)
     assert window.stage_view.diagram.height() >= DIAGRAM_PX
+
+
+def test_a_tab_chosen_at_once_after_reset_layout_gets_its_room(qtbot, make_window):
+    window = make_window(size=(1280, 720))
+    docks = window.docks
+    window.generation_panel  # noqa: B018 - built on first need
+    settle_layout()
+    before = docks["shapes"].height()
+    window.actions["reset_layout"].trigger()
+    turned = []
+    QTimer.singleShot(0, lambda: turned.append(True))  # the layout's own next turn has run
+    qtbot.waitUntil(lambda: bool(turned), timeout=5_000)
+    bring_to_front(docks["generation"])  # the person's choice, not the layout's
+    qtbot.waitUntil(lambda: docks["generation"].height() > before + 50, timeout=5_000)

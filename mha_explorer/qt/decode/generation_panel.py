@@ -21,6 +21,7 @@ from mha_explorer.qt.in_sight import SightWatch, in_sight
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.tab_names import every_tab_in_sight
 
 if TYPE_CHECKING:
     from mha_explorer.core.config import MHAConfig
@@ -128,6 +129,7 @@ class GenerationPanel(QWidget):
                          "Tiles: online softmax")
         self.decoder_panel = DecoderPanel(controller, jobs)  # a trained decoder writing
         self.tabs.addTab(scroll_area(self.decoder_panel, sideways=True), "A trained model writes")
+        every_tab_in_sight(self.tabs)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.addWidget(self.tabs, 1)

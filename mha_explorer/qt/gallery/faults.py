@@ -1,10 +1,10 @@
 """What is wrong with a picture, as a class would see it.
 
 Each check reads a ``Picture`` (gallery/read.py) and names what fails it: a text over another
-text, a text on a tensor (or map, or plot) it does not belong to, a text cut by its view's
-edge, type below the mode's least size, a text that does not stand out from what is behind it,
-a tensor drawn smaller than its own label's type, and axis words that say something other than
-what their map's axis holds.
+text, two texts on one line so close that they read as one word, a text on a tensor (or map,
+or plot) it does not belong to, a text cut by its view's edge, type below the mode's least
+size, a text that does not stand out from what is behind it, a tensor drawn smaller than its
+own label's type, and axis words that say something other than what their maps' axes hold.
 """
 
 from __future__ import annotations
@@ -20,21 +20,30 @@ from mha_explorer.core.display.colors import contrast_ratio
 from mha_explorer.qt.gallery.read import Picture
 from mha_explorer.qt.picture import DrawnShape, DrawnText
 
-KINDS = ("text on text", "text on a tensor", "cut", "small", "contrast", "icon", "axis words")
+KINDS = ("text on text", "run together", "text on a tensor", "cut", "small", "contrast", "icon",
+         "axis words")
 TOUCH = 1.0  # px: boxes that share less than this are side by side, not on each other
 LEAST_CONTRAST = 4.5  # WCAG AA for body text
 NORMAL_LEAST_PX = 11.0  # the everyday window's least type
 PRESENTING_LEAST = 0.025  # presentation: of the screen's height
-# what an axis may hold, and the words that name each (a map of X has features, not keys)
+# two texts on one line closer than this share of their type's em read as one word (a space
+# is about a quarter of an em)
+SPACE_EM = 0.2
+# what an axis may hold (a map says it: core.display.head_maps.MapAxes's kinds), and the words
+# that name each; a map of X has features, not keys. Longer names are read first, so "dims of
+# one head" is not also read as "head".
 AXIS_WORDS = {
     "query": ("query", "queries"),
     "key": ("key", "keys"),
-    "feature": ("feature", "features", "dim", "dims"),
     "token": ("token", "tokens"),
+    "feature": ("feature", "features"),
+    "head_dim": ("dims of one head", "dim of one head"),
+    "width": ("each matrix's columns",),
     "head": ("head", "heads"),
     "layer": ("layer", "layers"),
     "position": ("position", "positions", "distance"),
 }
+ROLE_WORDS = ("rows:", "columns:")  # the line's own heading, not a claim
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,32 @@ def _carries(shapes: dict, text: DrawnText, shape: DrawnShape) -> bool:
     return own is not None and _inside(own.rect, shape.rect)
 
 
+def _one_line(a: QRectF, b: QRectF) -> bool:
+    """Whether two single lines of text share a line: most of the shorter's height."""
+    shared = min(a.bottom(), b.bottom()) - max(a.top(), b.top())
+    return shared >= 0.6 * min(a.height(), b.height())
+
+
+def texts_run_together(picture: Picture) -> Iterable[Fault]:
+    """Two texts of one view on one line, closer than a space: read as one word ('h0h1')."""
+    seen = sorted(((_seen(t), t) for t in picture.texts if t.text.strip() and not t.turned),
+                  key=lambda p: p[0].left())
+    for i, (ra, a) in enumerate(seen):
+        for rb, b in seen[i + 1:]:
+            em = min(a.pixel_size, b.pixel_size)
+            gap = rb.left() - ra.right()
+            if gap > SPACE_EM * em:
+                if rb.left() > ra.right() + 4 * em:
+                    break
+                continue
+            one_line = (ra.height() < 2 * a.pixel_size and rb.height() < 2 * b.pixel_size
+                        and _one_line(ra, rb))
+            if (a.owner == b.owner and one_line and gap >= -TOUCH and not _overlap(ra, rb)
+                    and not (a.unit and a.unit == b.unit)):
+                yield Fault(picture.name, "run together", (a.text, b.text), _where(a, b),
+                            f"{max(gap, 0.0):.1f} px apart in {em:.0f} px type")
+
+
 def texts_on_shapes(picture: Picture) -> Iterable[Fault]:
     by_name = {(s.owner, s.name): s for s in picture.shapes}
     for text in picture.texts:
@@ -133,30 +168,47 @@ def tensors_as_icons(picture: Picture) -> Iterable[Fault]:
                         f"{side:.0f} px beside {shape.label_px:.0f} px type")
 
 
-def _axis_kind(text: DrawnText, shapes: list[DrawnShape]) -> str:
-    """What the axis ``text`` names holds, from its shape (named, else the nearest map)."""
-    maps = [s for s in shapes if s.owner == text.owner and any(s.axes)]
+def _area(owner: str) -> str:
+    return owner.split(":")[0].strip()
+
+
+def _axis_kinds(text: DrawnText, shapes: list[DrawnShape]) -> set[str]:
+    """What the axis ``text`` names holds in the maps it speaks for: the one it names
+    (``of``), else every map of its part of the window that says what its axes hold."""
+    maps = [s for s in shapes if _area(s.owner) == _area(text.owner) and any(s.axes)]
     if text.of:
         maps = [s for s in maps if s.name == text.of]
-    if not maps:
-        return ""
-    centre = text.rect.center()
-    near = min(maps, key=lambda s: (s.rect.center() - centre).manhattanLength())
-    return near.axes[0] if text.role == "rows" else near.axes[1]
+    return {s.axes[0] if text.role == "rows" else s.axes[1] for s in maps}
+
+
+def said_kinds(words: str) -> set[str]:
+    """The kinds of axis ``words`` name (AXIS_WORDS), longer names first."""
+    words = f" {words.lower()} "
+    for mark in ("(", ")", ",", "·", "↓", "→"):
+        words = words.replace(mark, f" {mark} ")
+    for role in ROLE_WORDS:
+        words = words.replace(f" {role} ", " ", 1) if words.startswith(f" {role} ") else words
+    said = set()
+    names = sorted(((n, k) for k, ns in AXIS_WORDS.items() for n in ns), key=lambda p: -len(p[0]))
+    for name, kind in names:
+        if f" {name} " in words:
+            said.add(kind)
+            words = words.replace(f" {name} ", " ")
+    return said
 
 
 def axis_words(picture: Picture) -> Iterable[Fault]:
     for text in picture.texts:
         if text.role not in ("rows", "columns"):
             continue
-        kind = _axis_kind(text, picture.shapes)
-        if not kind:
+        kinds = _axis_kinds(text, picture.shapes)
+        if not kinds:
             continue
-        words = text.text.lower()
-        said = {k for k, names in AXIS_WORDS.items() if any(n in words.split() or n in words for n in names)}
-        if kind not in said or said - {kind}:
+        said = said_kinds(text.text)
+        if len(kinds) > 1 or said != kinds:
+            held, say = " and ".join(sorted(kinds)), ", ".join(sorted(said)) or "nothing"
             yield Fault(picture.name, "axis words", (text.text,), _where(text),
-                        f"the {text.role} hold {kind}s")
+                        f"the maps' {text.role} hold: {held}; the words say: {say}")
 
 
 # contrast, read against the grab ---------------------------------------------------------------
@@ -232,8 +284,8 @@ def texts_faint(picture: Picture) -> Iterable[Fault]:
                         f"{ratio:.2f}:1, ink {_hex(ink)} on {_hex(ground)}")
 
 
-CHECKS = (texts_on_texts, texts_on_shapes, texts_cut, texts_small, texts_faint, tensors_as_icons,
-          axis_words)
+CHECKS = (texts_on_texts, texts_run_together, texts_on_shapes, texts_cut, texts_small, texts_faint,
+          tensors_as_icons, axis_words)
 
 
 def faults(picture: Picture) -> list[Fault]:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QStatusBar,
     QStyle,
     QStyleOptionButton,
+    QStyleOptionTab,
     QTabBar,
     QToolButton,
     QWidget,
@@ -164,15 +165,29 @@ def _header(header: QHeaderView) -> list[DrawnText]:
     return texts
 
 
+def _tab_words(bar: QTabBar, i: int, text: str) -> tuple[str, QRectF]:
+    """A tab's words as drawn, and the box they are centred in: shortened with an ellipsis
+    to the tab's room where the bar elides (as QTabBar does it)."""
+    tab = QRectF(bar.tabRect(i))
+    if bar.elideMode() == Qt.TextElideMode.ElideNone:
+        return text, tab
+    option = QStyleOptionTab()
+    option.initFrom(bar)
+    option.rect, option.text, option.shape = bar.tabRect(i), text, bar.shape()
+    room = QRectF(bar.style().subElementRect(QStyle.SubElement.SE_TabBarTabText, option, bar))
+    shown = QFontMetricsF(bar.font()).elidedText(text, bar.elideMode(), room.width())
+    return shown, room
+
+
 def _tabs(bar: QTabBar) -> list[DrawnText]:
     metrics = QFontMetricsF(bar.font())
     texts = []
     for i in range(bar.count()):
-        text = _mnemonic_free(bar.tabText(i))
         tab = QRectF(bar.tabRect(i))
-        if not text.strip() or tab.isEmpty():
+        if not bar.tabText(i).strip() or tab.isEmpty():
             continue
-        ink_box = metrics.boundingRect(tab, int(Qt.AlignmentFlag.AlignCenter), text)
+        text, room = _tab_words(bar, i, _mnemonic_free(bar.tabText(i)))
+        ink_box = metrics.boundingRect(room, int(Qt.AlignmentFlag.AlignCenter), text)
         texts.append(DrawnText(text, _in_window(bar, ink_box), _px(bar, bar.font()), NO_INK,
                                f"tab {text[:20]!r}", _in_window(bar, tab).intersected(_seen(bar))))
     return texts

@@ -23,10 +23,12 @@ def _slug(text: str) -> str:
 
 
 def picture_path(shown: Shown, index: int) -> Path:
-    """Where a picture goes under the sheet's folder: setup / screen-mode-theme / NN-stage.png."""
+    """Where a picture goes under the sheet's folder: setup / screen-mode-theme /
+    NN-stage.png, or NN-stage-dock.png with a dock brought to the front."""
     case = shown.case
+    front = f"-{_slug(shown.front)}" if shown.front else ""
     return (Path(_slug(case.setup.name)) / f"{_slug(case.screen.name)}-{case.mode}-{case.theme}"
-            / f"{index:02d}-{_slug(shown.stage)}.png")
+            / f"{index:02d}-{_slug(shown.stage)}{front}.png")
 
 
 def png_bytes(shown: Shown) -> bytes:
@@ -84,12 +86,13 @@ class Sheet:
                 parts.append(f"<h2>{html.escape(heading)}</h2>")
                 current = heading
             link = html.escape(relative.as_posix(), quote=True)
+            front = f" · {shown.front} in front" if shown.front else ""
             said = "".join(f"<li>{html.escape(f.kind)}: {html.escape(' | '.join(f.texts))}"
                            f" ({html.escape(f.detail or f.where)})</li>" for f in faults[:12])
             more = f"<li>… {len(faults) - 12} more</li>" if len(faults) > 12 else ""
             state = f"<span class='bad'>{len(faults)} faults</span>" if faults else "no faults"
             parts.append(f"<figure><a href='{link}'><img src='{link}' loading='lazy' alt=''></a>"
-                         f"<figcaption>{html.escape(shown.stage)}: {state}<ul>{said}{more}</ul>"
+                         f"<figcaption>{html.escape(shown.stage + front)}: {state}<ul>{said}{more}</ul>"
                          "</figcaption></figure>")
         parts.append("</body></html>")
         return "\n".join(parts)

@@ -1,6 +1,9 @@
 """One window led through the pictures of the matrix (gallery/matrix.py), as a person would
 leave it at each: the config computed, the window on the screen, the theme and the mode
-chosen, the stage shown and every view caught up. Needs the offscreen platform's screens
+chosen, the stage shown and every view caught up. In the everyday window each dock the
+layout puts behind another's tab is then brought to the front, and each tab inside it
+(the Layers dock's tables, the Generation dock's views) is chosen in turn, so every panel
+a class can see is looked at. Needs the offscreen platform's screens
 (``matrix.screens_config``), set before the application starts.
 """
 
@@ -11,8 +14,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QTimer
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDockWidget, QTabWidget
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.gallery.matrix import Case
@@ -40,14 +44,26 @@ class Shown:
     case: Case
     stage: str
     picture: Picture
+    front: str = ""  # the dock (and its tab) brought to the front; "" for the layout as made
 
     @property
     def name(self) -> str:
         return self.picture.name
 
 
-def picture_name(case: Case, stage: str) -> str:
-    return f"{case.setup.name} · {stage} · {case.screen.name} · {case.mode} · {case.theme}"
+def picture_name(case: Case, stage: str, front: str = "") -> str:
+    shown = f" · {front} in front" if front else ""
+    return f"{case.setup.name} · {stage} · {case.screen.name} · {case.mode} · {case.theme}{shown}"
+
+
+def behind_tabs(window) -> list[QDockWidget]:
+    """The docks the layout put behind another's tab: there, but out of sight."""
+    return [dock for dock in window.docks.values()
+            if not dock.isHidden() and not dock.isFloating() and dock.visibleRegion().isEmpty()]
+
+
+def _title(widget) -> str:
+    return widget.windowTitle().replace("&&", "&")
 
 
 class Walk:
@@ -104,10 +120,13 @@ class Walk:
         """Every view caught up with the last change: the staggered updates done, the
         layouts and paints they asked for delivered."""
         controller = self.window.controller
-        wait_until(lambda: controller.later.idle and not self.window.stage_view.is_animating(),
-                   SETTLE_WAIT_S, "the views to catch up")
+        wait_until(lambda: controller.later.idle and controller.jobs.idle
+                   and not self.window.stage_view.is_animating(),
+                   TRACE_WAIT_S, "the views to catch up")
         for _ in range(3):
             QCoreApplication.sendPostedEvents()
+            # widgets let go (a dock's placeholder): a nested loop may never reach their turn
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
             QCoreApplication.processEvents()
 
     def pictures(self, cases: Iterable[Case], stages: Callable[[tuple[str, ...]], Iterable[str]] | None = None
@@ -125,9 +144,40 @@ class Walk:
             self._computed(config)
             self._place(case)
             plan = self.window.controller.plan.stage_ids
+            stage = plan[0]
             for stage in (stages(plan) if stages else case.stages(plan)):
                 self.window.controller.set_stage(stage)
                 self.settle()
-                name = picture_name(case, stage)
-                yield Shown(case, stage, read_window(self.window, name, case.screen.height,
-                                                     self.window.presenting))
+                yield self._read(case, stage)
+            if case.mode == "normal":
+                yield from self._docks(case, stage)
+
+    def _read(self, case: Case, stage: str, front: str = "") -> Shown:
+        return Shown(case, stage, read_window(self.window, picture_name(case, stage, front),
+                                              case.screen.height, self.window.presenting), front)
+
+    def _docks(self, case: Case, stage: str) -> Iterator[Shown]:
+        """Each dock behind a tab, brought to the front, with each of its own tabs; then the
+        layout as it was made."""
+        from mha_explorer.qt.shell.layouts import bring_to_front
+
+        w = self.window
+        for dock in behind_tabs(w):
+            bring_to_front(dock)
+            wait_until(lambda d=dock: not d.visibleRegion().isEmpty(), SETTLE_WAIT_S,
+                       f"the {_title(dock)} dock to come to the front")
+            self.settle()
+            yield self._read(case, stage, _title(dock))
+            for tabs in dock.findChildren(QTabWidget):
+                if not tabs.isVisible():
+                    continue
+                first = tabs.currentIndex()
+                for i in range(tabs.count()):
+                    if i == first or not tabs.isTabEnabled(i) or not tabs.isTabVisible(i):
+                        continue
+                    tabs.setCurrentIndex(i)
+                    self.settle()
+                    yield self._read(case, stage, f"{_title(dock)}: {tabs.tabText(i).replace('&', '')}")
+                tabs.setCurrentIndex(first)
+        w.apply_default_layout()
+        self.settle()

@@ -7,7 +7,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QBoxLayout, QVBoxLayout, QWidget
 
 from mha_explorer.core.display.head_maps import StageMaps
-from mha_explorer.qt.heads.head_cell import HeatmapCell
+from mha_explorer.qt.heads.head_cell import HeatmapCell, plain_text
 from mha_explorer.qt.heads.key_names import KeyNames
 
 FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # everyday: the grid alone (the large map is hidden)
@@ -80,10 +80,10 @@ class ThumbCell(HeatmapCell):
 
     def _place_footer(self) -> None:
         super()._place_footer()
-        moved = not self.footer_line and not self.footer.isHidden()
-        if moved:
+        if not self.footer_line and not self.footer.isHidden():
             self.footer.hide()
-        self.title.setToolTip(self._footer_text if moved else "")
+            self.title.setToolTip(" · ".join(filter(None, [plain_text(self._title_forms[0]),
+                                                            self._footer_text])))
 
 
 class PresentingMaps:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPalette, QPen, QTextDocumentFragment
+from PySide6.QtGui import QBrush, QColor, QFont, QPalette, QPen, QTextDocument, QTextDocumentFragment
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -55,13 +56,60 @@ def badge_html(text: str, color: str) -> str:
             f"&nbsp;{text}&nbsp;</span>")
 
 
-def map_title_html(heatmap: HeatMap) -> str:
+def map_title_html(heatmap: HeatMap, short: bool = False) -> str:
+    """The map's title; ``short``: 'h3' for 'head 3', 'kv0' for its K/V head's badge."""
+    title = short_title(heatmap.title) if short else heatmap.title
     if heatmap.kv_group is None:
-        return f"<b>{heatmap.title}</b>"
+        return f"<b>{title}</b>"
     if heatmap.head is None:  # a key/value head itself: colour its title
-        return badge_html(heatmap.title, group_color(heatmap.kv_group))
-    return f"<b>{heatmap.title}</b> " + badge_html(f"kv {heatmap.kv_group}",
-                                                   group_color(heatmap.kv_group))
+        return badge_html(title, group_color(heatmap.kv_group))
+    kv = f"kv{heatmap.kv_group}" if short else f"kv {heatmap.kv_group}"
+    return f"<b>{title}</b> " + badge_html(kv, group_color(heatmap.kv_group))
+
+
+def short_title(title: str) -> str:
+    """'q_nope · head 10' -> 'q_nope · h10'; 'kv head 0' -> 'kv0'."""
+    return re.sub(r"\bhead (\d+)", r"h\1", title.replace("kv head ", "kv"))
+
+
+def title_forms(heatmap: HeatMap) -> list[str]:
+    """A map's title, then shorter forms for a narrow cell: 'head 3 kv 0', 'h3 kv0', 'h3',
+    then the head's number alone; the last is none (the hover says it)."""
+    short = map_title_html(heatmap, short=True)
+    name = short_title(heatmap.title).split(" · ")[-1]
+    last = badge_html(name, group_color(heatmap.kv_group)) if heatmap.head is None and \
+        heatmap.kv_group is not None else f"<b>{name}</b>"
+    return [map_title_html(heatmap), short, last, ""]  # one length for all: a level is a form
+
+
+def footer_forms(footer: str) -> list[str]:
+    """A footer ('entropy 2.31 bits · prev 0.85'), then shorter: without 'entropy' (the
+    caption says the numbers are entropies), its first part ('2.31 bits'), none."""
+    short = footer.removeprefix("entropy ")
+    return list(dict.fromkeys([footer, short, short.split(" · ")[0], ""]))
+
+
+def plain_text(rich: str) -> str:
+    return QTextDocumentFragment.fromHtml(rich).toPlainText()
+
+
+def html_width(rich: str, font: QFont) -> float:
+    """How wide ``rich`` is drawn in ``font`` (a label's rich text, margins none)."""
+    if not rich:
+        return 0.0
+    key = (rich, font.key())
+    if key not in _WIDTHS:
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(font)
+        doc.setHtml(rich)
+        _WIDTHS[key] = doc.idealWidth() + 2  # the label's own rounding
+        if len(_WIDTHS) > 4096:
+            _WIDTHS.clear()
+    return _WIDTHS[key]
+
+
+_WIDTHS: dict[tuple[str, str], float] = {}
 
 
 class _MapView(pg.GraphicsView):
@@ -142,8 +190,11 @@ class HeatmapCell(QFrame):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.title = QLabel(self, textFormat=Qt.TextFormat.RichText)
         self.footer = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        for label in (self.title, self.footer):  # the cell's width chooses their words (_place_footer)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.view = _MapView(zoomable, self)
         self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.view.setMinimumSize(8, 8)  # a small cell squeezes its map, never its words
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.setSpacing(1)
@@ -173,8 +224,10 @@ class HeatmapCell(QFrame):
         self.vb.addItem(self.mark, ignoreBounds=True)
         self._lines: list[pg.InfiniteLine] = []
         self._extent = (0, 0, 0)  # first row, rows, cols of what is drawn
-        self._title_html = ""
-        self._footer_text = ""  # the whole footer; the label may hold its short form
+        self._axes = ("", "")  # what the rows and columns drawn hold (MapAxes's kinds)
+        self._title_forms = [""]  # the title, then shorter forms of it (title_forms)
+        self._widest = [""]  # the same forms of the widest title among the cell's neighbours
+        self._footer_text = ""  # the whole footer; the label may hold a short form
         self._apply_palette()
 
         scene = self.view.scene()
@@ -185,7 +238,9 @@ class HeatmapCell(QFrame):
     def show_map(self, heatmap: HeatMap, maps: StageMaps) -> None:
         image = heatmap.image
         rows, cols = image.shape
-        self._title_html = map_title_html(heatmap)
+        self._axes = (maps.row_kind, maps.col_kind)
+        self._title_forms = title_forms(heatmap)
+        self._widest = title_forms(maps.maps[-1])  # the last head: the longest numbers
         self._footer_text = heatmap.footer
         self._place_footer()
         self.image.setImage(image, levels=maps.levels,
@@ -215,27 +270,38 @@ class HeatmapCell(QFrame):
         self.view.centralLayout.activate()
         self._set_lines(maps.column_lines)
 
-    def _place_footer(self) -> None:
-        """The footer on the title's line when both fit the cell's width (a line of
-        height more for the map), else on a line of its own; never cut."""
-        footer = self._footer_text
-        short = footer.removeprefix("entropy ")  # the caption says the numbers are entropies
-        plain = QTextDocumentFragment.fromHtml(self._title_html).toPlainText()
+    def _room(self) -> float:
+        """The width the cell's words have: inside its frame and margins."""
         margins = self.layout().contentsMargins()
-        room = self.width() - margins.left() - margins.right() - 2 * self.frameWidth()
-        beside = bool(footer) and self.title.fontMetrics().horizontalAdvance(
-            f"{plain} · {short}") + 4 <= room
-        self.title.setText(f"{self._title_html} · {html.escape(short)}"
-                           if beside else self._title_html)
-        self.footer.setVisible(bool(footer) and not beside)
-        # on a line of its own, the short form when the whole would be cut
-        fits = self.footer.fontMetrics().horizontalAdvance(footer) + 4 <= room
-        self.footer.setText(footer if fits else short)
+        return self.width() - margins.left() - margins.right() - 2 * self.frameWidth()
+
+    def _place_footer(self) -> None:
+        """The title and footer, whole where they fit and shorter where they would be cut
+        (``title_forms``, ``footer_forms``), never cut: the footer on the title's line when
+        both fit (a line of height more for the map), else on a line of its own; whatever
+        is shortened or left out is said whole by the title's hover."""
+        room = self._room()
+        font = self.title.font()
+        titles, footers = self._title_forms, footer_forms(self._footer_text)
+        # every cell of a grid shortens its title alike: the form the widest title fits in
+        level = next((i for i, t in enumerate(self._widest) if html_width(t, font) <= room),
+                     len(self._widest) - 1)
+        title = titles[min(level, len(titles) - 1)]
+        beside = next((f for f in footers if f and html_width(
+            f"{titles[0]} · {html.escape(f)}", font) <= room), "")
+        line = "" if beside else next(
+            (f for f in footers if self.footer.fontMetrics().horizontalAdvance(f) + 4 <= room), "")
+        self.title.setText(f"{titles[0]} · {html.escape(beside)}" if beside else title)
+        self.title.setVisible(bool(beside or title))  # none fits: the map takes its line
+        self.footer.setText(line)
+        self.footer.setVisible(bool(line))
+        whole = plain_text(titles[0])
+        said = (beside or line) == self._footer_text and (beside or title == titles[0])
+        self.title.setToolTip("" if said else " · ".join(filter(None, [whole, self._footer_text])))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self._footer_text:
-            self._place_footer()
+        self._place_footer()  # the words that fit the new width
 
     def _set_lines(self, positions: tuple[float, ...]) -> None:
         while len(self._lines) < len(positions):
@@ -259,8 +325,10 @@ class HeatmapCell(QFrame):
 
     def clear(self, message: str = "") -> None:
         self.image.clear()
-        self._title_html = html.escape(message)
-        self.title.setText(self._title_html)
+        self._title_forms = self._widest = [html.escape(message)]
+        self.title.setText(self._title_forms[0])
+        self.title.setToolTip("")
+        self.title.show()
         self._footer_text = ""
         self.footer.clear()
         self._set_lines(())
@@ -313,7 +381,7 @@ class HeatmapCell(QFrame):
 
     # what a picture check reads (the title and footer are labels: Qt itself says them) --------
     def _owner(self) -> str:
-        return "heads: " + (QTextDocumentFragment.fromHtml(self._title_html).toPlainText() or "map")
+        return "heads: " + (plain_text(self._title_forms[0]) or "map")
 
     def drawn_texts(self) -> list[DrawnText]:
         """The tick labels of both axes: token names, or the positions and dims they count;
@@ -328,7 +396,8 @@ class HeatmapCell(QFrame):
     def drawn_shapes(self) -> list[DrawnShape]:
         if not self.isVisible() or self.image.image is None:
             return []
-        return map_shape(self.view, self.vb, self._owner(), self._owner().removeprefix("heads: "))
+        return map_shape(self.view, self.vb, self._owner(), self._owner().removeprefix("heads: "),
+                         self._axes)
 
 
 class _TablesOnce(pg.ColorMap):
@@ -370,8 +439,11 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         self.addItem(self.bar)
         self._colormap = ""
         self._value_name: str | None = None  # the bar's axis title, as last set
+        self._titles: tuple[str, ...] = ()  # the title, then a shorter one for a short bar
         ink_axes(self._axes(), self)
         self._fit_width()
+        # a shorter bar may hold only the shorter title
+        self.bar.getAxis("left").geometryChanged.connect(self._label_axis)
 
     def _axes(self):
         return [self.bar.getAxis(name) for name in ("left", "bottom", "right", "top")]
@@ -387,18 +459,27 @@ class ColorBarView(pg.GraphicsLayoutWidget):
         # from setImage, and each call would re-render the bar's axis on every step.
         if tuple(self.bar.levels()) != tuple(maps.levels):
             self.bar.setLevels(maps.levels)
-        if self._value_name != maps.bar_title:
-            self._value_name = maps.bar_title
+        titles = (maps.bar_title, maps.value_name)  # the caption says what is clipped
+        if titles != self._titles:
+            self._titles = titles
             self._label_axis()
 
     def _label_axis(self) -> None:
         """The bar's title in the widget's own type (pyqtgraph's default is small): the
         title's own font, not a size in its markup, so whoever reads the item reads the type
-        it is drawn in."""
-        if self._value_name is not None:
+        it is drawn in. The longest title that the bar's height holds whole."""
+        if not self._titles:
+            return
+        metrics = self.fontMetrics()
+        room = self.bar.getAxis("left").geometry().height() - 4  # the title is centred on it
+        title = next((t for t in self._titles if metrics.horizontalAdvance(t) <= room), self._titles[-1])
+        if title != self._value_name:
+            self._value_name = title
             axis = self.bar.getAxis("left")
             axis.label.setFont(QFont(self.font()))
-            axis.setLabel(self._value_name)
+            axis.setLabel(title)
+            axis.resizeEvent()  # pyqtgraph centres its title only as the axis is resized
+            self.setToolTip(self._titles[0] if title != self._titles[0] else "")
 
     def drawn_texts(self) -> list[DrawnText]:
         """The bar's numbers and its title."""
@@ -434,5 +515,6 @@ class ColorBarView(pg.GraphicsLayoutWidget):
             ink_axes(self._axes(), self)
         if event.type() == QEvent.Type.FontChange and bar is not None:
             self._fit_width()
+            self._value_name = None  # set again in the new type
             self._label_axis()
         super().changeEvent(event)

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QVBoxLayout,
@@ -41,6 +40,7 @@ from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.shell.projector_style import grows_with_text
 from mha_explorer.qt.stage.stage_notes import weights_note
+from mha_explorer.qt.whole_rows import WholeRowsArea
 
 if TYPE_CHECKING:
     from mha_explorer.core.stages.trace import Trace
@@ -112,7 +112,8 @@ class HeatmapPanel(PresentingMaps, CellGrid, QWidget):
         self._grid = QGridLayout(self._grid_host)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setSpacing(4)
-        self.scroll = QScrollArea(widgetResizable=True)
+        self.scroll = WholeRowsArea()  # a map never half in sight at the grid's edge
+        self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self._grid_host)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.viewport().installEventFilter(self)

@@ -1,5 +1,6 @@
 """The key names under a large map, turned upright so that every column keeps its whole
-word (the axis under a map has room for one word in a few when they lie flat)."""
+word (the axis under a map has room for one word in a few when they lie flat); columns
+narrower than a line of type name every k-th key, as the axes do (core.display.token_ticks)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF
 from PySide6.QtGui import QFontMetrics, QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from mha_explorer.core.display.token_ticks import label_step, spaced_positions
 from mha_explorer.qt.drawn import em_px, ground_of, in_window, visible_part
 from mha_explorer.qt.picture import DrawnShape, DrawnText
 
@@ -48,12 +50,24 @@ class KeyNames(QWidget):
             centres.append(float(self.mapFrom(self.window(), spot).x()))
         return centres
 
+    def shown(self) -> list[tuple[str, float]]:
+        """The names drawn and their columns' centres: every k-th where the columns are
+        narrower than a line of type and a space (turned names side by side)."""
+        centres = self.column_centres()
+        metrics = QFontMetrics(self.font())
+        if len(centres) < 2:
+            return list(zip(self.names, centres, strict=False))
+        need = metrics.height() + metrics.horizontalAdvance(" ")
+        step = label_step(len(centres), need, abs(centres[-1] - centres[0]) + need)
+        half = metrics.height() / 2  # a name at the map's edge stays whole, beside its column
+        return [(self.names[j], min(max(centres[j], half), self.width() - half))
+                for j in spaced_positions(len(centres), step)]
+
     def name_rects(self) -> list[QRectF]:
         """Where each name is drawn (turned), in this widget's pixels."""
         metrics = QFontMetrics(self.font())
         h = metrics.height()
-        return [QRectF(x - h / 2, 4, h, metrics.horizontalAdvance(n))
-                for x, n in zip(self.column_centres(), self.names, strict=False)]
+        return [QRectF(x - h / 2, 4, h, metrics.horizontalAdvance(n)) for n, x in self.shown()]
 
     def paintEvent(self, _event) -> None:  # Qt's API
         if not self.names:
@@ -61,7 +75,7 @@ class KeyNames(QWidget):
         p = QPainter(self)
         p.setPen(self.palette().windowText().color())
         metrics = QFontMetrics(self.font())
-        for x, name in zip(self.column_centres(), self.names, strict=False):
+        for name, x in self.shown():
             p.save()
             p.translate(x + metrics.ascent() / 2 - metrics.descent() / 2, 4)
             p.rotate(90)  # reads top to bottom, its first letter next to the map
@@ -75,8 +89,8 @@ class KeyNames(QWidget):
             return []
         ink, ground, clip = self.palette().windowText().color(), ground_of(self), visible_part(self)
         return [DrawnText(name, in_window(self, rect), em_px(self.font()), ink, "heads: key names",
-                          clip, ground)
-                for name, rect in zip(self.names, self.name_rects(), strict=False)]
+                          clip, ground, turned=True)
+                for (name, _x), rect in zip(self.shown(), self.name_rects(), strict=False)]
 
     def drawn_shapes(self) -> list[DrawnShape]:
         return []

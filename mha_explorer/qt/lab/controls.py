@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.lab.tasks import TASKS, sample_text
 from mha_explorer.qt.lab import tables
+from mha_explorer.qt.lab.splits import TallAsItsWords
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.shell.projector_style import grows_with_text
 
@@ -24,7 +25,7 @@ SWEEP_HEADS = "1,2,4,8,16"
 SAMPLE_N, SAMPLE_VOCAB = 6, 8  # the sample line's size: short enough to read at a glance
 
 
-class LabControls(QWidget):
+class LabControls(TallAsItsWords, QWidget):
     """Only widgets: the page connects them and reads their values."""
 
     def __init__(self, parent: QWidget | None = None):

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from mha_explorer.core.lab.lesson import OLSSON, best_per_step, circuit_story, head_name, phase_change
 from mha_explorer.qt.lab.map_grid import MapGrid
 from mha_explorer.qt.lab.plots import CurvePlot
-from mha_explorer.qt.lab.splits import split
+from mha_explorer.qt.lab.splits import WordsColumn, split
 
 ACCURACY, PREFIX, PREVIOUS, LOSS = "#000000", "#D55E00", "#0072B2", "#009E73"
 
@@ -50,7 +50,7 @@ class PhaseView(QWidget):
     def _columns(self) -> None:
 
         curves = split(Qt.Orientation.Vertical, self.loss_plot, self.score_plot)
-        words = QWidget()
+        words = WordsColumn()  # a short dock scrolls the page: the paragraphs stay whole
         box = QVBoxLayout(words)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.story)

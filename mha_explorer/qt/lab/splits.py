@@ -1,8 +1,8 @@
-"""Draggable splits between the Lab's plots."""
+"""Draggable splits between the Lab's plots, and columns of words beside them that stay whole."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QSplitter, QWidget
 
 
@@ -14,3 +14,18 @@ def split(orientation: Qt.Orientation, *widgets: QWidget) -> QSplitter:
     for widget in widgets:
         splitter.addWidget(widget)
     return splitter
+
+
+class TallAsItsWords:
+    """Mixed into a QWidget (before it) with a layout: never shorter than its wrapped words
+    at its width, so that a short dock scrolls it rather than squeezing a paragraph into a
+    cut line."""
+
+    def minimumSizeHint(self) -> QSize:  # Qt's API
+        hint = super().minimumSizeHint()
+        width = max(hint.width(), self.width())
+        return QSize(hint.width(), max(hint.height(), self.layout().totalHeightForWidth(width)))
+
+
+class WordsColumn(TallAsItsWords, QWidget):
+    """A column of words and pictures, as tall as its words need (TallAsItsWords)."""

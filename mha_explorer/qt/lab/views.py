@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QTableWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -27,6 +26,8 @@ from mha_explorer.qt.lab.reflow import Reflow
 from mha_explorer.qt.lab.splits import split
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.staggered import StaggeredRefresh
+from mha_explorer.qt.tab_names import every_tab_in_sight
+from mha_explorer.qt.whole_rows import WholeTable
 
 PREPARED_MAPS = 16  # map cells made ahead, while idle: the default sweep's largest run
 
@@ -53,11 +54,12 @@ class LabViews(QWidget):
         self.maps_heading = QLabel("The heads' maps appear here while a model trains.", wordWrap=True)
         training = Reflow((self.loss_plot, self.accuracy_plot, self.entropy_plot),
                           headed(self.maps_heading, self.maps))
-        self.comparison = QTableWidget(0, len(tables.COMPARISON_COLUMNS))
+        self.comparison = WholeTable(0, len(tables.COMPARISON_COLUMNS))
         self.comparison.setHorizontalHeaderLabels(tables.COMPARISON_COLUMNS)
+        self.comparison.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tradeoff = QLabel("Sweep several head counts to see what the number of heads costs.",
                                wordWrap=True, objectName="head_count_tradeoff")
-        self.ranking = QTableWidget(0, 3)
+        self.ranking = WholeTable(0, 3)
         self.ranking.setHorizontalHeaderLabels(("rank", "head", "accuracy drop"))
         self.ranking.verticalHeader().hide()  # the rank column numbers the rows
         self.ranking.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -87,6 +89,7 @@ class LabViews(QWidget):
         self.tabs.addTab(headed(self.tradeoff, self.comparison), "Comparison")
         self.tabs.addTab(pruning, "Ablation && pruning")
         self.tabs.addTab(self.phase, "Induction circuit")
+        every_tab_in_sight(self.tabs)
         self.shown_run = QComboBox()
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)

@@ -217,13 +217,16 @@ def preset_combo() -> QComboBox:
     return combo
 
 
+FORM_MARGINS = (8, 8, 8, 8)  # the configuration's forms, the settings and the variant fields alike
+
+
 def scrolling_form(panel: QWidget) -> tuple[QScrollArea, QWidget, QFormLayout]:
     """A form in a scroll area that fills ``panel``: scrolls vertically, fits the width."""
     form_widget = QWidget()
     form_widget.setObjectName("controls_form")
     scroll = scroll_area(form_widget, fill=panel)
     form = QFormLayout(form_widget)
-    form.setContentsMargins(8, 8, 8, 8)
+    form.setContentsMargins(*FORM_MARGINS)
     form.setHorizontalSpacing(10)
     form.setVerticalSpacing(8)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QSizePolicy,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from mha_explorer.core.plan.kv_cache import KVRow, kv_compare_rows, model_layers
 from mha_explorer.core.units import format_bytes
+from mha_explorer.qt.whole_rows import WholeTable
 
 COLUMNS = ("Variant", "Setting", "Per token (formula)", "Per token", "Tokens cached", "Per sequence",
            "Per batch", "Whole model", "vs MHA", "Per sequence vs MHA")
@@ -55,7 +55,7 @@ class KVCompareTable(QWidget):
         self.setObjectName("kv_compare")
         self.caption = QLabel(objectName="kv_compare_caption")
         self.caption.setWordWrap(True)
-        self.table = QTableWidget(0, len(COLUMNS), objectName="kv_compare_table")
+        self.table = WholeTable(0, len(COLUMNS), objectName="kv_compare_table")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)  # the bar column keeps its bar and its number on one line

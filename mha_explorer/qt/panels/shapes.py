@@ -24,6 +24,7 @@ from mha_explorer.core.plan.build import Plan
 from mha_explorer.core.text.tables import SHAPE_COLUMNS, shape_table
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.shell.theme import LIGHT, Theme, theme_of
+from mha_explorer.qt.whole_rows import WholeCells
 
 COLUMNS = SHAPE_COLUMNS
 COL = {name: i for i, name in enumerate(COLUMNS)}
@@ -242,7 +243,7 @@ class ShapesDelegate(QStyledItemDelegate):
         painter.restore()
 
 
-class ShapesTable(QTableView):
+class ShapesTable(WholeCells, QTableView):
     """The shapes of every stage, following the controller's config and stage."""
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
@@ -265,6 +266,7 @@ class ShapesTable(QTableView):
         self.setShowGrid(False)
         self.setWordWrap(False)
         self.setCornerButtonEnabled(False)
+        self.whole_cells()  # a column or row at the edge is shown whole or not at all
         self.verticalHeader().hide()
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.horizontalHeader()

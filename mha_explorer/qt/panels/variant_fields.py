@@ -29,7 +29,7 @@ from mha_explorer.core.config.edits import merge_edits
 from mha_explorer.core.specs.positions import POSITION_KINDS
 from mha_explorer.core.variants.registry import FAMILIES, KINDS, changes_for, family_of
 from mha_explorer.qt.nesting import nested
-from mha_explorer.qt.panels.config_fields import suggestion_name, suggestion_text
+from mha_explorer.qt.panels.config_fields import FORM_MARGINS, suggestion_name, suggestion_text
 from mha_explorer.qt.shell.projector_style import grows_with_text
 from mha_explorer.qt.whole_spin import WholeSpinBox
 
@@ -136,7 +136,7 @@ class VariantFields(QWidget):
 
     def _build(self) -> None:
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setContentsMargins(*FORM_MARGINS)  # in line with the form above it
         top = nested(outer, QFormLayout())
         top.addRow("Attention", self.kind_box)
         top.addRow("Positions", self.positions_box)

@@ -87,6 +87,7 @@ class DockShell:
         if build is not None:
             placeholder = dock.widget()
             dock.setWidget(build())
+            placeholder.hide()  # setWidget leaves it a child, drawn where it was until deleted
             placeholder.deleteLater()
             name_qt_parts(dock.widget())
         return dock.widget()

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QToolButton, 
 from mha_explorer.qt.panels.variant_fields import VariantFields
 from mha_explorer.qt.scrolling import scroll_area
 from mha_explorer.qt.shell.layouts import bring_to_front
+from mha_explorer.qt.shell.wired_docks import make_room
 
 if TYPE_CHECKING:
     from mha_explorer.qt.shell.main_window import MainWindow
@@ -79,6 +80,8 @@ class LabDock:
         self.dock = window.shell.add_later(
             "lab", "Lab", self._make_page, Qt.DockWidgetArea.BottomDockWidgetArea,
             waiting="The head lab loads when this panel is first shown…")
+        # its plots and maps need height, as the Layers and Generation docks do
+        self.dock.visibilityChanged.connect(lambda shown: make_room(window, "lab", shown))
         # docked again by any route (its button, a layout reset): the usual dock title back
         self.dock.topLevelChanged.connect(
             lambda floating: floating or self.dock.setTitleBarWidget(None))

@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from mha_explorer.qt.trained.layers_panel import LayersPanel
 
 WEIGHTS_HEIGHT = 120
-PLACING_MS = 200
-# of the height while Layers or Generation is the tab in front: their views draw rows of labels
+# of the height while Layers, Generation or the Lab is the tab in front: their views draw rows
+# of labels, plots and maps
 ROOMY_SHARE, SHORT_SCREEN_SHARE, SHORT_SCREEN = 0.55, 0.64, 900
-ROOMY_DOCKS = ("layers", "generation")
+ROOMY_DOCKS = ("layers", "generation", "lab")
 WIRED_DOCKS = ("weights", "layers", "generation")
 
 
@@ -40,7 +40,7 @@ def add_wired_docks(window: MainWindow) -> None:
     for key, title, build in (("layers", "Layers", lambda: layers_panel(window)),
                               ("generation", "Generation", lambda: generation_panel(window))):
         dock = shell.add_later(key, title, build, bottom, waiting=f"Opening {title}…")
-        dock.visibilityChanged.connect(lambda shown, k=key: _make_room(window, k, shown))
+        dock.visibilityChanged.connect(lambda shown, k=key: make_room(window, k, shown))
 
 
 def layers_panel(window: MainWindow) -> LayersPanel:
@@ -56,9 +56,9 @@ def generation_panel(window: MainWindow) -> GenerationPanel:
     return GenerationPanel(window.controller, window.controller.jobs)
 
 
-def _make_room(window: MainWindow, key: str, shown: bool) -> None:
-    """The grid of layers and the decode and tiles views need height: the bottom row
-    grows while one of them is the tab in front, and gives it back afterwards."""
+def make_room(window: MainWindow, key: str, shown: bool) -> None:
+    """The grid of layers, the decode and tiles views and the Lab's plots need height: the
+    bottom row grows while one of them is the tab in front, and gives it back afterwards."""
     if not shiboken6.isValid(window):
         return  # a dock hidden while the window is being destroyed
     dock = window.docks[key]
@@ -100,9 +100,8 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
     if not {"weights", "layers", "generation"} <= d.keys():
         return
     shell = window.shell
-    shell.placing = True  # until the layout's own deferred steps have run
+    shell.placing = True  # until the layout's own deferred step has run (below)
     shell.room_before = None
-    QTimer.singleShot(PLACING_MS, lambda: setattr(shell, "placing", False))
     if narrow:  # a short screen: the left column has no height to spare, so a tab
         window.tabifyDockWidget(d["controls"], d["weights"])
     else:
@@ -119,5 +118,12 @@ def place_wired_docks(window: MainWindow, present: bool = False, narrow: bool = 
             d[key].lower()
             d[key].raise_()
 
+    def placed() -> None:
+        built_ins_in_front()
+        # a tab chosen from here on is the person's: it gets its room. A fixed 200 ms ended
+        # this instead, and a tab chosen sooner (a quick hand, a machine with torch loaded
+        # and the trace there at once) was taken for the layout's own and got none
+        shell.placing = False
+
     built_ins_in_front()
-    QTimer.singleShot(0, built_ins_in_front)
+    QTimer.singleShot(0, placed)

@@ -183,10 +183,12 @@ class StageDiagram(FirstPaint, QGraphicsView):
             if runs is None:
                 continue
             on = item.key if isinstance(item, BlockItem) else ""  # a block's tag lies on it
+            unit = str(id(item))  # an item's runs are one text, read together
+            turned = item.sceneTransform().m12() != 0  # a column's name, upright
             for run in runs():
                 texts.append(DrawnText(run.text, self._to_window(item, run.rect), run.points * px,
                                        run.ink, "diagram", clip, run.ground or self._ink.background,
-                                       on=on))
+                                       on=on, unit=unit, turned=turned))
         return texts
 
     def drawn_shapes(self) -> list[DrawnShape]:

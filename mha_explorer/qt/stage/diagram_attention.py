@@ -68,7 +68,7 @@ def _left_w(ctx: StageContext, under: bool = False) -> float:
 def _chips_w(ctx: StageContext) -> float:
     """Width of the 'B=2' and 'H=8' chips side by side."""
     dims = ctx.plan.dims
-    return sum(chip_size(style.dim_label(d, dims[d]))[0] + 4 for d in ("B", "H"))
+    return sum(chip_size(style.dim_label(d, dims[d]))[0] + style.chip_space() + 2 for d in ("B", "H"))
 
 
 def text_height(points: float) -> float:
@@ -262,7 +262,7 @@ def _depth_chips(c: Composer, key: str, x: float, y: float, across: bool = False
     for dim in ("B", "H"):
         chip = c.dim_chip(f"{key}.{dim}", dim, dims[dim], x, y)
         if across:
-            x += chip.boundingRect().width() + 4
+            x += chip.boundingRect().width() + style.chip_space()
         else:
             y += chip_height() + 4
     return y + chip_height() + 4 if across else y

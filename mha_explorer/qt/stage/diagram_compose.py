@@ -238,7 +238,7 @@ class Composer:
         """Column dims centred above a block ('H=8 × d_k=64' as two chips and a sign),
         never starting left of ``min_left`` (where the leading dims sit)."""
         sizes = [chip_size(style.dim_label(d, n))[0] for d, n in dims]
-        times = text_width(" × ", style.LABEL_PT, False)
+        times = times_width()
         total = chips_row_width(dims)
         x = cx - total / 2
         if min_left is not None:
@@ -275,7 +275,7 @@ class Composer:
         x = rect.left() - style.GAP - words[0]
         for dim, n in reversed(list(depth)):
             chip = self.dim_chip(f"{key}.left.{dim}", dim, n, x, top, "br")
-            x -= chip.boundingRect().width() + 2
+            x -= chip.boundingRect().width() + style.chip_space()
         for i, (dim, n) in enumerate(rows):
             cy = rect.center().y() + (i - (len(rows) - 1) / 2) * (chip_height() + 4)
             self.dim_chip(f"{key}.left.{dim}", dim, n, rect.left() - style.GAP - words[0], cy, "cr")
@@ -341,13 +341,18 @@ def note_height(text: str, width: float, points: float = style.NOTE_PT, html: bo
 
 def chips_row_width(dims: list[tuple[str, int]]) -> float:
     """Width of 'H=8 × d_k=64': the chips and the signs between them."""
-    times = text_width(" × ", style.LABEL_PT, False)
-    return sum(chip_size(style.dim_label(d, n))[0] for d, n in dims) + times * (len(dims) - 1)
+    return sum(chip_size(style.dim_label(d, n))[0] for d, n in dims) + times_width() * (len(dims) - 1)
+
+
+def times_width() -> float:
+    """The room of the '×' between two chips: its ink and a space each side."""
+    sign = QFontMetricsF(style.font(style.LABEL_PT)).horizontalAdvance("×")  # as its item is wide
+    return sign + 2 * style.chip_space()
 
 
 def left_room(depth: list[tuple[str, int]], rows: list[tuple[str, int]]) -> float:
     """Room left of a block for its labels: the row chip, or the leading dims'
     chips side by side at its corner, whichever is wider."""
-    corner = sum(chip_size(style.dim_label(d, n))[0] + 2 for d, n in depth)
+    corner = sum(chip_size(style.dim_label(d, n))[0] + style.chip_space() for d, n in depth)
     side = max((chip_size(style.dim_label(d, n))[0] for d, n in rows), default=0.0)
     return max(corner, side) + style.GAP

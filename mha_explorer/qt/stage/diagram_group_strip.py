@@ -36,8 +36,10 @@ def group_strip(c: Composer, x: float, y: float) -> None:
     c.text("strip.kv", "K/V heads", x, row2 + tile_h / 2, "cl", points=style.LABEL_PT, bold=True)
     x0 = x + label_w
     tile = max(chip_size(str(min(cfg.H, MAX_TILES) - 1))[0], TILE)
+    gap = max(TILE_GAP, style.chip_space())  # each head's number a word of its own
+
     def fitting(room: float) -> int:
-        return int((room + TILE_GAP) // (tile + TILE_GAP))
+        return int((room + gap) // (tile + gap))
 
     room = c.ctx.width - style.MARGIN - x0
     shown = cfg.H
@@ -47,11 +49,11 @@ def group_strip(c: Composer, x: float, y: float) -> None:
     centres: dict[int, list[float]] = {}
     for head in range(shown):
         group = cfg.kv_head_of(head)
-        tx = x0 + head * (tile + TILE_GAP) + tile / 2
+        tx = x0 + head * (tile + gap) + tile / 2
         c.chip(f"strip.h{head}", f"{head}", style.group_color(group), tx, y, "tc")
         centres.setdefault(group, []).append(tx)
     if shown < cfg.H:
-        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + TILE_GAP) + 6, y + tile_h / 2,
+        c.text("strip.more", f"… H={cfg.H:,}", x0 + shown * (tile + gap) + 6, y + tile_h / 2,
                "cl", points=style.LABEL_PT, bold=True, color=c.ink.muted)
     for group, xs in centres.items():
         cx = sum(xs) / len(xs)

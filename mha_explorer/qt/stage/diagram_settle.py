@@ -25,6 +25,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainterPath, QPainterPathStroker
 from PySide6.QtWidgets import QGraphicsItem
 
+from mha_explorer.qt.stage import diagram_style as style
 from mha_explorer.qt.stage.diagram_items import BlockItem, ChipItem, GapItem, GridItem, LineItem, NoteItem
 
 CLEAR = 1.5  # scene pixels kept free between a text and a tensor or a line
@@ -95,12 +96,19 @@ class _Page:
             return True
         if any(line.intersects(near) for line in self.lines):
             return True
-        words = _plain(item)
+        chip = isinstance(item, ChipItem)
+        across = chip or _plain(item)
         for other in self.texts:
             if other is item:
                 continue
             there = self.mark(other)
-            if _on(rect, there) or (words and _plain(other) and _run_together(rect, there)):
+            if _on(rect, there):
+                return True
+            if not across or not (_plain(other) or isinstance(other, ChipItem)):
+                continue
+            # two plates on one line keep a space of their type between them ('B=2H=8')
+            plates = chip and isinstance(other, ChipItem)
+            if _run_together(rect, there, style.chip_space() - TOUCH if plates else None):
                 return True
         return False
 
@@ -148,13 +156,14 @@ def _plain(item: QGraphicsItem) -> bool:
     return not isinstance(item, ChipItem) and item.rotation() == 0
 
 
-def _run_together(a: QRectF, b: QRectF) -> bool:
-    """Two texts on one line closer than a space: 'A head 0' and 'context' read as one."""
+def _run_together(a: QRectF, b: QRectF, space: float | None = None) -> bool:
+    """Two texts on one line closer than a space (``space``, else SPACE_EMS of their
+    height): 'A head 0' and 'context' read as one."""
     line = min(a.bottom(), b.bottom()) - max(a.top(), b.top())
     if line < 0.5 * min(a.height(), b.height()):
         return False
     gap = max(b.left() - a.right(), a.left() - b.right())
-    return gap < SPACE_EMS * min(a.height(), b.height())
+    return gap < (SPACE_EMS * min(a.height(), b.height()) if space is None else space)
 
 
 def _smaller(item: QGraphicsItem, least: float) -> bool:

@@ -57,6 +57,7 @@ LIGHT_INK = ink_for(LIGHT.diagram)  # for items made outside a stage layout (tes
 
 MARGIN = 24
 GAP = 14  # between a block and its labels
+CHIP_SPACE_EMS = 0.3  # between chips side by side, a space of their type: 'B=2H=8' read as one
 MIN_SIDE = 26  # no block side is drawn thinner than this, however small the dim...
 MIN_SIDE_EMS = 1.25  # ...nor than this many ems of its labels' type: a tensor is no icon
 MAX_HEADS_SHOWN = 4  # more heads are drawn as the first three, "…", and the last
@@ -101,6 +102,11 @@ def units(n: int) -> float:
     draws longer; the real number is always on the label.
     """
     return 1.0 + math.log2(max(1, n))
+
+
+def chip_space() -> float:
+    """The room between two chips side by side, in scene pixels, at the type drawn now."""
+    return CHIP_SPACE_EMS * label_points() * 96 / 72
 
 
 def min_side() -> float:

@@ -63,6 +63,7 @@ class RopePlot(QWidget):
         super().__init__(parent)
         self.controller = controller
         self.setObjectName("rope_plot")
+        self._overhang = 0  # the room over the plot for its top tick's words (_fit_type)
         self.caption = QLabel(objectName="rope_caption")
         self.caption.setWordWrap(True)
         self._said = ""  # the caption in full; on a short plot it shows cut at whole lines
@@ -162,7 +163,9 @@ class RopePlot(QWidget):
         labels = max(2, int(room // (1.6 * px)))
         step = nice_step((high - low) / labels)
         axis.setTickSpacing(step, step / 2)
-        axis.setStyle(maxTextLevel=0)  # words at the labelled ticks only, not the minor ones
+        # words at the labelled ticks only, not the minor ones, and none past the room over the
+        # plot (a tick in the padding above the curves was cut by the widget's top edge)
+        axis.setStyle(maxTextLevel=0, hideOverlappingLabels=self._overhang)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -184,6 +187,9 @@ class RopePlot(QWidget):
             axis.setPen(ink)
             axis.label.setFont(font)
             axis.setLabel(words, color=ink.name())
+        # half a line of room over the plot: the top tick's words stay whole beside it
+        self._overhang = math.ceil(px / 2)
+        self.plot.getPlotItem().layout.setContentsMargins(1, self._overhang + 1, 1, 1)
         self.plot.setMinimumHeight(int(PLOT_LEAST_LINES * px))
         self.setMinimumHeight(self.squeezed())
         self._labelled = None

@@ -12,12 +12,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QWidget
 
 from mha_explorer.qt.trained.number_item import NumberItem
+from mha_explorer.qt.whole_rows import WholeCells
 
 COLUMNS = ("rank", "head", "embedding cosine", "layer output cosine")
 DECIMALS = 4  # cosines of ablated heads differ in the third or fourth place
 
 
-class AblationRanking(QTableWidget):
+class AblationRanking(WholeCells, QTableWidget):
     """``set_ranking(layer 1-based, rows)`` shows the heads most consequential first;
     signal ``head_selected(head)``; columns sort on click."""
 
@@ -25,6 +26,7 @@ class AblationRanking(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(0, len(COLUMNS), parent)
+        self.whole_cells()  # a column or row at the edge is shown whole or not at all
         self.setHorizontalHeaderLabels(list(COLUMNS))
         self.horizontalHeaderItem(2).setToolTip("cosine of the final sentence embedding (mean pooling, "
                                                 "unit length) to the one with every head on")

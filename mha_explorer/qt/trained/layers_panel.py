@@ -23,6 +23,7 @@ from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.in_sight import SightWatch, in_sight
 from mha_explorer.qt.jobs import JobDone, JobFailed, JobKind
 from mha_explorer.qt.scrolling import scroll_area
+from mha_explorer.qt.tab_names import every_tab_in_sight
 from mha_explorer.qt.trained.ablation_ranking import AblationRanking
 from mha_explorer.qt.trained.induction_view import InductionView
 from mha_explorer.qt.trained.patterns_table import PatternsTable
@@ -97,6 +98,7 @@ class LayersPanel(QWidget):
         tables.setTabToolTip(3, "A decoder's heads switched off, patched between two prompts, and its "
                              "residual stream read after every layer: what each head does")
         self.what_if.head_chosen.connect(self.open_layer_head)
+        every_tab_in_sight(tables)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self._grid_slot)
         split.addWidget(tables)
@@ -104,6 +106,8 @@ class LayersPanel(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setSizes([1, 1])  # half each: the scores table needs its columns readable
+        self._dragged = False  # a person's own split stands (resizeEvent)
+        split.splitterMoved.connect(lambda *_: setattr(self, "_dragged", True))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addWidget(self.note)
@@ -117,6 +121,20 @@ class LayersPanel(QWidget):
         jobs.failed.connect(self._on_failed)
         controller.config_changed.connect(self._on_config)
         self._on_config(controller.config)
+
+    def resizeEvent(self, event) -> None:  # Qt's API
+        super().resizeEvent(event)
+        # a dock taller than wide (a side column) puts the tables under the grid: side by
+        # side each had 150 px at 1024×768, the tables' names cut to "H…" and "I…"
+        upright = self.height() > self.width()
+        wanted = Qt.Orientation.Vertical if upright else Qt.Orientation.Horizontal
+        split = self._split
+        sizes = split.sizes()
+        lopsided = not self._dragged and sum(sizes) and min(sizes) < 0.4 * sum(sizes)
+        if split.orientation() != wanted or lopsided:
+            split.setOrientation(wanted)  # half each, as the panel is now (a dock's first
+            length = split.height() if upright else split.width()  # sizes are a tab's few px)
+            split.setSizes([length // 2, length - length // 2])
 
     # requests ------------------------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:
@@ -194,7 +212,8 @@ class LayersPanel(QWidget):
 
     def _widen_what_if(self) -> None:
         area = self._what_if_area
-        if not area.isVisible() or self._split_before_what_if is not None:
+        if (not area.isVisible() or self._split_before_what_if is not None
+                or self._split.orientation() != Qt.Orientation.Horizontal):  # under the grid: all its width
             return
         wanted = self.what_if.sizeHint().width() + area.verticalScrollBar().sizeHint().width()
         missing = wanted - area.viewport().width()

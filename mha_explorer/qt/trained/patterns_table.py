@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QWidget
 
 from mha_explorer.qt.trained.number_item import NumberItem
+from mha_explorer.qt.whole_rows import WholeCells
 
 if TYPE_CHECKING:
     from mha_explorer.core.display.pattern_columns import PatternColumn
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 DECIMALS = 2
 
 
-class PatternsTable(QTableWidget):
+class PatternsTable(WholeCells, QTableWidget):
     """``set_columns(columns)`` for the model shown; ``set_scores(layer 1-based, heads: list of
     {pattern: score}, one per head, 0-based)``; ``clear_scores()``; signal ``head_selected(head)``;
     ``sort_by(pattern)`` orders the heads, highest first."""
@@ -33,6 +34,7 @@ class PatternsTable(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(0, 1, parent)
+        self.whole_cells()  # a column or row at the edge is shown whole or not at all
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
