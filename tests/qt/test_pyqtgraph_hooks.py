@@ -35,12 +35,12 @@ def test_axis_item_attributes_that_token_axis_reads(qapp, name):
 def test_image_item_render_fills_qimage(qapp):
     assert callable(getattr(pg.ImageItem, "render", None)), (
         f"pyqtgraph {pg.__version__} has no ImageItem.render: "
-        "mha_explorer/qt/heads/head_cell.py (MapImage) overrides it")
+        "mha_explorer/qt/heads/map_image.py (MapImage) overrides it")
     item = pg.ImageItem(np.arange(12, dtype=np.float32).reshape(3, 4), levels=(0, 11))
     item.render()
     assert isinstance(getattr(item, "qimage", None), QImage), (
         f"pyqtgraph {pg.__version__} ImageItem.render no longer leaves a QImage in "
-        "'qimage': mha_explorer/qt/heads/head_cell.py (MapImage) converts it in place")
+        "'qimage': mha_explorer/qt/heads/map_image.py (MapImage) converts it in place")
 
 
 IMAGE_DOWNSAMPLE_HOOKS = ("_computeDownsampleFactors", "_lastDownsample", "_imageHasNans",
@@ -51,5 +51,5 @@ IMAGE_DOWNSAMPLE_HOOKS = ("_computeDownsampleFactors", "_lastDownsample", "_imag
 def test_image_item_downsampling_parts_that_map_image_uses(qapp, name):
     item = pg.ImageItem(np.zeros((4, 4), dtype=np.float32))
     assert hasattr(item, name), (
-        f"pyqtgraph {pg.__version__} ImageItem has no '{name}': mha_explorer/qt/heads/head_cell.py "
+        f"pyqtgraph {pg.__version__} ImageItem has no '{name}': mha_explorer/qt/heads/map_image.py "
         "(MapImage._reduced) averages a large map itself and hands pyqtgraph the means")

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from mha_explorer import assets
 from mha_explorer.core.display.colors import DIM_COLORS, GROUP_COLORS
-from mha_explorer.qt.heads.head_cell import badge_html
+from mha_explorer.qt.heads.cell_words import badge_html
 from mha_explorer.qt.shell.theme import (
     AAA,
     AAA_LARGE,

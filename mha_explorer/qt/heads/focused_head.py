@@ -7,7 +7,8 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QBoxLayout, QVBoxLayout, QWidget
 
 from mha_explorer.core.display.head_maps import StageMaps
-from mha_explorer.qt.heads.head_cell import HeatmapCell, plain_text
+from mha_explorer.qt.heads.cell_words import plain_text
+from mha_explorer.qt.heads.head_cell import HeatmapCell
 from mha_explorer.qt.heads.key_names import KeyNames
 
 FOCUS_STRETCH, THUMBS_STRETCH = 2, 1  # everyday: the grid alone (the large map is hidden)

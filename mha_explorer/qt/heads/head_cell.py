@@ -4,19 +4,18 @@ the head dialog.
 The ImageItem is created once and refreshed with setImage: row-major,
 C-contiguous float32 and explicit levels, so pyqtgraph neither transposes nor
 scans the data for a range. The colour map comes from whoever owns the colour
-bar, so every cell of a grid is coloured by the same bar.
+bar (color_bar.py), so every cell of a grid is coloured by the same bar; the
+words of the title and footer, and their shorter forms, are cell_words.py's.
 """
 
 from __future__ import annotations
 
 import html
 import math
-import re
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPalette, QPen, QTextDocument, QTextDocumentFragment
+from PySide6.QtGui import QBrush, QColor, QPalette, QPen
 from PySide6.QtWidgets import (
     QFrame,
     QGraphicsRectItem,
@@ -26,9 +25,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_explorer.core.display.colors import group_color, ink_on
 from mha_explorer.core.display.head_maps import HeatMap, StageMaps
-from mha_explorer.qt.drawn import axis_texts, axis_title, ground_of, map_shape, visible_part
+from mha_explorer.qt.drawn import axis_texts, ground_of, map_shape, visible_part
+from mha_explorer.qt.heads.cell_words import footer_forms, html_width, plain_text, title_forms
 from mha_explorer.qt.heads.map_image import AUTO_DOWNSAMPLE_PIXELS, MapImage
 from mha_explorer.qt.heads.token_axis import TokenAxis
 from mha_explorer.qt.picture import DrawnShape, DrawnText
@@ -37,7 +36,6 @@ MASK_BASE = QColor("#3b3b3b")  # masked cells: dark, far from every colour of bo
 MASK_HATCH = QColor("#8c8c8c")
 BOUNDARY_PEN = pg.mkPen("#202020", width=1.5, style=Qt.PenStyle.DashLine)
 MARK_PEN = pg.mkPen("#D55E00", width=2.5)  # the dialog's chosen query row
-COLOR_BAR_PX = 96
 
 
 def ink_axes(axes, widget) -> None:
@@ -46,70 +44,6 @@ def ink_axes(axes, widget) -> None:
     for axis in axes:
         axis.setPen(ink)
         axis.setTextPen(ink)
-
-
-def badge_html(text: str, color: str) -> str:
-    """A small coloured tag, with black or white text, whichever has the higher WCAG
-    contrast (a brightness rule put white on green and vermillion at 3.3-3.8:1)."""
-    ink = ink_on(color)
-    return (f'<span style="background-color:{color}; color:{ink}; font-weight:600">'
-            f"&nbsp;{text}&nbsp;</span>")
-
-
-def map_title_html(heatmap: HeatMap, short: bool = False) -> str:
-    """The map's title; ``short``: 'h3' for 'head 3', 'kv0' for its K/V head's badge."""
-    title = short_title(heatmap.title) if short else heatmap.title
-    if heatmap.kv_group is None:
-        return f"<b>{title}</b>"
-    if heatmap.head is None:  # a key/value head itself: colour its title
-        return badge_html(title, group_color(heatmap.kv_group))
-    kv = f"kv{heatmap.kv_group}" if short else f"kv {heatmap.kv_group}"
-    return f"<b>{title}</b> " + badge_html(kv, group_color(heatmap.kv_group))
-
-
-def short_title(title: str) -> str:
-    """'q_nope · head 10' -> 'q_nope · h10'; 'kv head 0' -> 'kv0'."""
-    return re.sub(r"\bhead (\d+)", r"h\1", title.replace("kv head ", "kv"))
-
-
-def title_forms(heatmap: HeatMap) -> list[str]:
-    """A map's title, then shorter forms for a narrow cell: 'head 3 kv 0', 'h3 kv0', 'h3',
-    then the head's number alone; the last is none (the hover says it)."""
-    short = map_title_html(heatmap, short=True)
-    name = short_title(heatmap.title).split(" · ")[-1]
-    last = badge_html(name, group_color(heatmap.kv_group)) if heatmap.head is None and \
-        heatmap.kv_group is not None else f"<b>{name}</b>"
-    return [map_title_html(heatmap), short, last, ""]  # one length for all: a level is a form
-
-
-def footer_forms(footer: str) -> list[str]:
-    """A footer ('entropy 2.31 bits · prev 0.85'), then shorter: without 'entropy' (the
-    caption says the numbers are entropies), its first part ('2.31 bits'), none."""
-    short = footer.removeprefix("entropy ")
-    return list(dict.fromkeys([footer, short, short.split(" · ")[0], ""]))
-
-
-def plain_text(rich: str) -> str:
-    return QTextDocumentFragment.fromHtml(rich).toPlainText()
-
-
-def html_width(rich: str, font: QFont) -> float:
-    """How wide ``rich`` is drawn in ``font`` (a label's rich text, margins none)."""
-    if not rich:
-        return 0.0
-    key = (rich, font.key())
-    if key not in _WIDTHS:
-        doc = QTextDocument()
-        doc.setDocumentMargin(0)
-        doc.setDefaultFont(font)
-        doc.setHtml(rich)
-        _WIDTHS[key] = doc.idealWidth() + 2  # the label's own rounding
-        if len(_WIDTHS) > 4096:
-            _WIDTHS.clear()
-    return _WIDTHS[key]
-
-
-_WIDTHS: dict[tuple[str, str], float] = {}
 
 
 class _MapView(pg.GraphicsView):
@@ -398,123 +332,3 @@ class HeatmapCell(QFrame):
             return []
         return map_shape(self.view, self.vb, self._owner(), self._owner().removeprefix("heads: "),
                          self._axes)
-
-
-class _TablesOnce(pg.ColorMap):
-    """A colour map that computes each lookup table once: the colour bar hands its map to every
-    image it colours, and each image asked it for the same table again, an interpolation
-    each (128 maps: about 120 ms of one event-loop turn)."""
-
-    def __init__(self, name: str) -> None:
-        found = pg.colormap.get(name)
-        positions, colours = found.getStops(mode=pg.ColorMap.BYTE)
-        super().__init__(positions, colours, mapping=found.mapping_mode, name=found.name)
-        self._tables: dict[tuple, np.ndarray] = {}
-
-    def getLookupTable(self, start=0.0, stop=1.0, nPts=512, alpha=None, mode=pg.ColorMap.BYTE):  # noqa: N802, N803
-        key = (start, stop, nPts, alpha, mode)
-        if key not in self._tables:
-            table = super().getLookupTable(start, stop, nPts, alpha, mode)
-            table.setflags(write=False)  # shared by every image
-            self._tables[key] = table
-        return self._tables[key]
-
-
-class ColorBarView(pg.GraphicsLayoutWidget):
-    """The one colour bar beside a set of maps.
-
-    Every ImageItem registered with ``set_items`` takes its colour map and
-    levels from this bar, so what is drawn always matches what is labelled.
-    """
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setObjectName("color_bar")
-        self.setBackground(None)
-        # nothing is drawn behind the bar: a cached background kept the light theme's after a
-        # switch to dark, and the numbers, now in light ink, vanished on it
-        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
-        self.setFixedWidth(COLOR_BAR_PX)
-        self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=16)
-        self.addItem(self.bar)
-        self._colormap = ""
-        self._value_name: str | None = None  # the bar's axis title, as last set
-        self._titles: tuple[str, ...] = ()  # the title, then a shorter one for a short bar
-        ink_axes(self._axes(), self)
-        self._fit_width()
-        # a shorter bar may hold only the shorter title
-        self.bar.getAxis("left").geometryChanged.connect(self._label_axis)
-
-    def _axes(self):
-        return [self.bar.getAxis(name) for name in ("left", "bottom", "right", "top")]
-
-    def set_items(self, items) -> None:
-        self.bar.setImageItem(list(items))
-
-    def show_scale(self, maps: StageMaps) -> None:
-        if maps.colormap != self._colormap:  # a new LUT is pushed to every item
-            self._colormap = maps.colormap
-            self.bar.setColorMap(_TablesOnce(maps.colormap))
-        # Unchanged levels and name are left alone: the items already got the levels
-        # from setImage, and each call would re-render the bar's axis on every step.
-        if tuple(self.bar.levels()) != tuple(maps.levels):
-            self.bar.setLevels(maps.levels)
-        titles = (maps.bar_title, maps.value_name)  # the caption says what is clipped
-        if titles != self._titles:
-            self._titles = titles
-            self._label_axis()
-
-    def _label_axis(self) -> None:
-        """The bar's title in the widget's own type (pyqtgraph's default is small): the
-        title's own font, not a size in its markup, so whoever reads the item reads the type
-        it is drawn in. The longest title that the bar's height holds whole."""
-        if not self._titles:
-            return
-        metrics = self.fontMetrics()
-        room = self.bar.getAxis("left").geometry().height() - 4  # the title is centred on it
-        title = next((t for t in self._titles if metrics.horizontalAdvance(t) <= room), self._titles[-1])
-        if title != self._value_name:
-            self._value_name = title
-            axis = self.bar.getAxis("left")
-            axis.label.setFont(QFont(self.font()))
-            axis.setLabel(title)
-            axis.resizeEvent()  # pyqtgraph centres its title only as the axis is resized
-            self.setToolTip(self._titles[0] if title != self._titles[0] else "")
-
-    def drawn_texts(self) -> list[DrawnText]:
-        """The bar's numbers and its title."""
-        if not self.isVisible():
-            return []
-        ground = ground_of(self)
-        texts = []
-        for axis in self._axes():
-            texts += axis_texts(axis, self, "colour bar", ground)
-            texts += axis_title(axis, self, "colour bar", ground, role="bar")
-        return texts
-
-    def drawn_shapes(self) -> list[DrawnShape]:
-        return map_shape(self, self.bar.vb, "colour bar", "colour bar")
-
-    def _fit_width(self) -> None:
-        """Room for the bar, its numbers and its title at the current type: a fixed
-        width dropped every number but "0" at projector type."""
-        metrics = self.fontMetrics()
-        numbers = metrics.horizontalAdvance("-0.00") + 12  # pyqtgraph drops a number wider
-        for axis in self._axes():  # than its axis, and measures only what it drew
-            if axis.style["showValues"] and axis.orientation in ("left", "right"):
-                axis.setWidth(numbers)
-        self.setFixedWidth(max(COLOR_BAR_PX, 16 + numbers + metrics.height() + 4))
-        # the numbers at the bar's ends are centred on them: half a line of room beyond each
-        # end keeps them whole (the bottom "0" was cut at projector type)
-        end = metrics.height() / 2 + 2
-        self.ci.setContentsMargins(1, end, 1, end)
-
-    def changeEvent(self, event) -> None:
-        bar = getattr(self, "bar", None)  # GraphicsView's own __init__ changes the palette
-        if event.type() == QEvent.Type.PaletteChange and bar is not None:
-            ink_axes(self._axes(), self)
-        if event.type() == QEvent.Type.FontChange and bar is not None:
-            self._fit_width()
-            self._value_name = None  # set again in the new type
-            self._label_axis()
-        super().changeEvent(event)

@@ -30,7 +30,8 @@ from mha_explorer.core.display.head_maps import StageMaps, top_keys
 from mha_explorer.core.display.variant_maps import stage_maps
 from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.heads.axis_words import AxisWords
-from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
+from mha_explorer.qt.heads.color_bar import ColorBarView
+from mha_explorer.qt.heads.head_cell import HeatmapCell
 from mha_explorer.qt.nesting import nested
 
 if TYPE_CHECKING:

@@ -34,8 +34,9 @@ from mha_explorer.core.stages.catalog import StageId
 from mha_explorer.qt.every_row import EveryRowBar
 from mha_explorer.qt.heads.axis_words import AxisWords
 from mha_explorer.qt.heads.cell_grid import CellGrid, CellPlace
+from mha_explorer.qt.heads.color_bar import ColorBarView
 from mha_explorer.qt.heads.focused_head import PresentingMaps
-from mha_explorer.qt.heads.head_cell import ColorBarView, HeatmapCell
+from mha_explorer.qt.heads.head_cell import HeatmapCell
 from mha_explorer.qt.heads.head_zoom import HeadDialog
 from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.shell.projector_style import grows_with_text
