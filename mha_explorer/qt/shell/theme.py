@@ -31,7 +31,6 @@ from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 from mha_explorer import assets
 from mha_explorer.core.display import colors
 from mha_explorer.qt.shell.projector_style import ProjectorStyle
-from mha_explorer.qt.shell.projector_style import grows_with_text as grows_with_text  # its old home
 
 AAA = 7.0  # WCAG 2 level AAA for body text
 AAA_LARGE = 4.5  # AAA for large text (≥ 18 pt, or ≥ 14 pt bold): the dim chips
