@@ -28,17 +28,19 @@ from mha_explorer.qt.nesting import nested
 from mha_explorer.qt.trained.head_grid import HeadGrid
 from mha_explorer.qt.trained.job_page import JobPage, SideBySide
 from mha_explorer.qt.trained.number_item import NumberItem
+from mha_explorer.qt.whole_rows import WholeCells
 
 if TYPE_CHECKING:
     from mha_explorer.qt.controller import Controller
     from mha_explorer.qt.jobs import Jobs
 
 REPEATED = 40  # random tokens shown twice: 81 with <bos>
-COLUMNS = ("rank", "layer", "head", "loss added", "induction", "loss, head off")
+# short names, two words on two lines: the ranking keeps its columns whole in a narrow dock
+# (the loss with the head off is the loss added's hover: the summary gives the loss it is added to)
+COLUMNS = ("rank", "layer", "head", "loss\nadded", "induction")
 TIPS = ("1: the head whose removal raises the loss most", "", "",
         "how much the second copy's loss rises with this head switched off (nats)",
-        "the head's prefix-matching score on the same tokens: its pattern",
-        "the second copy's mean loss (nats) with this head switched off")
+        "the head's prefix-matching score on the same tokens: its pattern")
 
 
 def _head_effects(model_key, n, seed, mean, *, cancel, progress):
@@ -47,7 +49,7 @@ def _head_effects(model_key, n, seed, mean, *, cancel, progress):
     return repeat_ablation(model_key, n, seed, ablate=True, mean=mean, progress=progress, cancel=cancel)
 
 
-class EffectTable(QTableWidget):
+class EffectTable(WholeCells, QTableWidget):
     """The heads ranked by what switching them off costs; a click on a row opens that head."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -62,14 +64,16 @@ class EffectTable(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.setAccessibleName("Heads ranked by the loss they add when switched off")
+        self.whole_cells()  # a narrow dock scrolls a whole column at a time, none drawn half
 
     def set_rows(self, rows) -> None:
         self.setSortingEnabled(False)
         self.setRowCount(len(rows))
         for i, row in enumerate(rows):
+            added = NumberItem(row.added, 2)
+            added.setToolTip(f"the second copy's mean loss with this head off: {row.loss_off:.2f} nats")
             for col, item in enumerate((NumberItem(row.rank), NumberItem(row.layer), NumberItem(row.head),
-                                        NumberItem(row.added, 2), NumberItem(row.induction, 2),
-                                        NumberItem(row.loss_off, 2))):
+                                        added, NumberItem(row.induction, 2))):
                 self.setItem(i, col, item)
         self.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)

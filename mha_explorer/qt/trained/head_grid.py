@@ -19,7 +19,7 @@ from mha_explorer.core.display.colors import WEIGHTS_COLORMAP, ink_on
 from mha_explorer.qt.colormaps import lookup_table
 
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the layers grid marks a choice
-MIN_CELL_PX = (44, 7)  # a cell still holds "-0.47" in small type, and a row still shows its colour
+MIN_CELL_PX = (44, 5)  # a cell still holds "-0.47" in small type, and a row (5 px) still shows its colour
 
 
 class HeadGrid(QWidget):

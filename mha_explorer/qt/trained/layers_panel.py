@@ -211,16 +211,21 @@ class LayersPanel(QWidget):
             self._split_before_what_if = None
 
     def _widen_what_if(self) -> None:
+        """Along the split (across when the tables sit beside the grid, down when under it)."""
         area = self._what_if_area
-        if (not area.isVisible() or self._split_before_what_if is not None
-                or self._split.orientation() != Qt.Orientation.Horizontal):  # under the grid: all its width
+        if not area.isVisible() or self._split_before_what_if is not None:
             return
-        wanted = self.what_if.sizeHint().width() + area.verticalScrollBar().sizeHint().width()
-        missing = wanted - area.viewport().width()
+        across = self._split.orientation() == Qt.Orientation.Horizontal
+        if across:
+            wanted = self.what_if.sizeHint().width() + area.verticalScrollBar().sizeHint().width()
+            missing = wanted - area.viewport().width()
+        else:
+            missing = self.what_if.sizeHint().height() - area.viewport().height()
         thumbnails, tables = self._split.sizes()
         if missing <= 0 or thumbnails == 0:
             return
-        spare = thumbnails - (self._grid or self._grid_slot).minimumSizeHint().width()
+        least = (self._grid or self._grid_slot).minimumSizeHint()
+        spare = thumbnails - (least.width() if across else least.height())
         given = min(missing, spare) if spare >= missing else thumbnails
         self._split_before_what_if = [thumbnails, tables]
         self._split.setSizes([thumbnails - given, tables + given])

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
+from mha_explorer.qt.tab_names import every_tab_in_sight
 from mha_explorer.qt.trained.head_effects import HeadEffects
 from mha_explorer.qt.trained.lens_view import LensView
 from mha_explorer.qt.trained.patching_view import PatchingView
@@ -47,3 +48,4 @@ class WhatIfView(QTabWidget):
                  "last token's logit split into the parts that add up to it")):
             self.setTabToolTip(self.addTab(page, title), tip)
             page.head_chosen.connect(self.head_chosen)
+        every_tab_in_sight(self)
