@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import functools
 
-import numpy as np
-
 from mha_explorer.cli.decoder_work import decoder_command, print_found
 
 NAME = "lens"
@@ -39,6 +37,8 @@ def _text(found) -> str:
     for k, (text, prob) in enumerate(zip((row[-1] for row in found.top_texts), found.top_probs[:, -1],
                                          strict=True)):
         lines.append(f"  after {k:>2}: {text!r:<18} {prob:6.1%}")
+    import numpy as np  # here, not with the parser: the window's start never waits for it
+
     order = np.argsort(-np.abs(a.values))[:SHOWN]
     lines += ["", f"logit of {found.token_text!r}: {a.logit:.3f} = the sum of {len(a.values)} parts "
               f"({a.total:.3f}); the largest:"]

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import functools
 
-import numpy as np
-
 from mha_explorer.cli.decoder_work import decoder_command, print_found
 
 NAME = "patch"
@@ -42,6 +40,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def _text(found) -> str:
     rec = found.recovered  # [layers, H]
+    import numpy as np  # here, not with the parser: the window's start never waits for it
+
     order = np.argsort(rec, axis=None)
     name = lambda i: f"layer {i // rec.shape[1] + 1}, head {i % rec.shape[1]}"  # noqa: E731
     lines = [f"logit difference at the last token: clean {found.logit_diff_clean:+.3f}, corrupted "

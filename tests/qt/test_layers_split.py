@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter
+from waits import UI_MS
 
 from mha_explorer.core.config import MHAConfig
 from mha_explorer.qt.controller import Controller
@@ -27,7 +28,7 @@ def test_the_tables_go_under_the_grid_in_a_tall_dock_and_beside_it_in_a_wide_one
     assert isinstance(split, QSplitter)
     panel.resize(320, 40)  # a dock's first few pixels, as a tab behind another
     panel.show()
-    qtbot.waitExposed(panel)
+    qtbot.waitExposed(panel, timeout=UI_MS)
     panel.resize(320, 700)
     qtbot.waitUntil(lambda: split.orientation() == Qt.Orientation.Vertical and _halves(split),
                     timeout=WAIT_MS)
