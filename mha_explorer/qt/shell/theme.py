@@ -375,9 +375,11 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
                     style.unpolish(widget)
                     style.polish(widget)
                     widget.update()
-    # Qt posts the change to the widgets: deliver it now, so whatever is drawn or
-    # measured next (an export, a test) is already in the new theme
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)
+        # Qt posts the change to the widgets: deliver it now, so whatever is drawn or
+        # measured next (an export, a test) is already in the new theme. Still without a
+        # collection: the widgets' own handlers run in between, and a closed window freed
+        # then was deleted under the delivery (a crash at a window's first theme)
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)
 
 
 def theme_of(widget: QWidget) -> Theme:
