@@ -40,6 +40,12 @@ class StageRows(QWidget):
         columns = self._columns_for(self.width())
         if columns != self._columns:
             self._place(columns)
+        else:
+            # a button polished by a style sheet already in place grows without telling its
+            # layout, which kept the size it measured before (a name cut): have it measure again
+            for button in self._buttons:
+                if button.isVisible() and button.width() < button.minimumSizeHint().width():
+                    button.updateGeometry()
 
     def _width_of(self, columns: int) -> int:
         """The row's least width with ``columns`` buttons to a row: each column as wide
