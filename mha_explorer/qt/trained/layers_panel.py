@@ -130,11 +130,14 @@ class LayersPanel(QWidget):
         wanted = Qt.Orientation.Vertical if upright else Qt.Orientation.Horizontal
         split = self._split
         sizes = split.sizes()
-        lopsided = not self._dragged and sum(sizes) and min(sizes) < 0.4 * sum(sizes)
+        widened = self._split_before_what_if is not None  # the What-if pages' own split
+        lopsided = not self._dragged and not widened and sum(sizes) and min(sizes) < 0.4 * sum(sizes)
         if split.orientation() != wanted or lopsided:
             split.setOrientation(wanted)  # half each, as the panel is now (a dock's first
             length = split.height() if upright else split.width()  # sizes are a tab's few px)
             split.setSizes([length // 2, length - length // 2])
+            self._split_before_what_if = None
+            self._make_room(self.tables.currentIndex())  # the What-if pages take their room again
 
     # requests ------------------------------------------------------------------------
     def _on_config(self, cfg: MHAConfig) -> None:
@@ -216,17 +219,15 @@ class LayersPanel(QWidget):
         if not area.isVisible() or self._split_before_what_if is not None:
             return
         across = self._split.orientation() == Qt.Orientation.Horizontal
-        if across:
-            wanted = self.what_if.sizeHint().width() + area.verticalScrollBar().sizeHint().width()
-            missing = wanted - area.viewport().width()
-        else:
-            missing = self.what_if.sizeHint().height() - area.viewport().height()
+        # across: all the width the thumbnails can spare (the pages' maps and ranking sit side
+        # by side only in more than they ask for alone); down: the height the pages lack
+        missing = 1 << 24 if across else self.what_if.sizeHint().height() - area.viewport().height()
         thumbnails, tables = self._split.sizes()
         if missing <= 0 or thumbnails == 0:
             return
         least = (self._grid or self._grid_slot).minimumSizeHint()
         spare = thumbnails - (least.width() if across else least.height())
-        given = min(missing, spare) if spare >= missing else thumbnails
+        given = min(missing, spare) if spare >= missing or across else thumbnails
         self._split_before_what_if = [thumbnails, tables]
         self._split.setSizes([thumbnails - given, tables + given])
 
