@@ -38,6 +38,7 @@ from mha_explorer.core.models.description import ModelDescription
 from mha_explorer.core.models.progress import Cancel, Progress
 from mha_explorer.core.models.prompt_memory import check_prompt
 from mha_explorer.core.models.texts import check_text as _check_text
+from mha_explorer.core.models.texts import ids_of_pieces
 
 DIGITS = 6  # decimals kept in the JSON; finer than any map's colour
 HEADS_MAX_TOKENS = 1024  # the JSON holds H maps of T×T numbers: about 40 MB for Gemma at this length
@@ -210,11 +211,5 @@ class DecoderReport:
 
 def token_ids_of(tokenizer, pieces, name: str) -> list[int]:
     """The ids of a model's labels; ConfigError naming the first one it does not know."""
-    ids = []
-    for piece in pieces:
-        found = tokenizer.token_id(piece)
-        if found is None:
-            raise ConfigError("tokens", f"{piece!r} is not one of {name}'s tokens; type the "
-                              "text so the model's tokenizer splits it")
-        ids.append(found)
-    return ids
+    return ids_of_pieces(tokenizer.token_id, pieces,
+                         f"{name}'s tokens; type the text so the model's tokenizer splits it")

@@ -14,6 +14,7 @@ from mha_explorer.core.errors import ConfigError
 from mha_explorer.core.models import tokenizer_process
 from mha_explorer.core.models.minilm import info
 from mha_explorer.core.models.minilm.files import TrainedWeightsError, model_dir, read_verified
+from mha_explorer.core.models.texts import ids_of_pieces
 
 _lock = threading.Lock()
 _tokenizer: Any = None
@@ -66,12 +67,5 @@ def sentence_pieces(text: str) -> tuple[str, ...]:
 
 def token_ids(pieces: tuple[str, ...] | list[str]) -> list[int]:
     """Vocabulary ids of word pieces; ConfigError naming the first piece the model does not know."""
-    tok = load_tokenizer()
-    ids = []
-    for piece in pieces:
-        token_id = tok.token_to_id(piece)
-        if token_id is None:
-            raise ConfigError("tokens", f"{piece!r} is not one of MiniLM-L6's word pieces; type the "
-                              "sentence so it is split by the model's tokenizer")
-        ids.append(token_id)
-    return ids
+    return ids_of_pieces(load_tokenizer().token_to_id, pieces, "MiniLM-L6's word pieces; type the "
+                         "sentence so it is split by the model's tokenizer")
