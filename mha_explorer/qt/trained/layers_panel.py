@@ -218,16 +218,20 @@ class LayersPanel(QWidget):
         area = self._what_if_area
         if not area.isVisible() or self._split_before_what_if is not None:
             return
-        across = self._split.orientation() == Qt.Orientation.Horizontal
-        # across: all the width the thumbnails can spare (the pages' maps and ranking sit side
-        # by side only in more than they ask for alone); down: the height the pages lack
-        missing = 1 << 24 if across else self.what_if.sizeHint().height() - area.viewport().height()
         thumbnails, tables = self._split.sizes()
-        if missing <= 0 or thumbnails == 0:
+        if thumbnails == 0:
             return
         least = (self._grid or self._grid_slot).minimumSizeHint()
-        spare = thumbnails - (least.width() if across else least.height())
-        given = min(missing, spare) if spare >= missing or across else thumbnails
+        if self._split.orientation() == Qt.Orientation.Horizontal:
+            # all the width the thumbnails can spare: the pages' maps and ranking sit side by
+            # side only in more than they ask for alone
+            given = thumbnails - least.width()
+        else:  # the height the pages lack, or all of it when the thumbnails cannot spare that
+            missing = self.what_if.sizeHint().height() - area.viewport().height()
+            spare = thumbnails - least.height()
+            given = missing if spare >= missing else thumbnails
+        if given <= 0:
+            return
         self._split_before_what_if = [thumbnails, tables]
         self._split.setSizes([thumbnails - given, tables + given])
 
