@@ -5,7 +5,7 @@ showing at the box's bottom edge."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QTextLayout
 from PySide6.QtWidgets import QBoxLayout, QLabel, QScrollArea, QWidget
 
@@ -45,7 +45,20 @@ def elide_lines(text: str, font: QFont, width: float, lines: int) -> str:
 class HeaderBox(QScrollArea):
     """A scroll area that asks for its content's height at its own width (a wrapped
     label's plain size hint measures it at some other width), so a layout that has
-    the room shows every line; only a window too short for the words scrolls."""
+    the room shows every line; only a window too short for the words scrolls.
+
+    Its hint follows its content: a line shown or hidden inside (the costs again after
+    presentation) asks the content's layout again, and the box passes that on to its own
+    layout, which would otherwise keep the hint it cached and show the last line cut."""
+
+    def setWidget(self, widget: QWidget) -> None:  # Qt's API
+        super().setWidget(widget)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # Qt's API
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
