@@ -110,6 +110,24 @@ def test_the_labs_maps_take_the_new_text_colour_on_a_theme_switch(qtbot, theme):
         assert ink_contrast(image, t.rect) >= CONTRAST, t.text
 
 
+def test_the_labs_maps_switched_while_out_of_sight_show_the_new_colour_when_seen(qtbot, theme):
+    other = THEMES["dark" if theme.name == "light" else "light"]
+    grid = shown(qtbot, MapGrid(), (700, 400))
+    rng = np.random.default_rng(4)
+    grid.show_maps(rng.random((2, 6, 6)), ["head 0", "head 1"], list("abcdef"))
+    qtbot.waitUntil(lambda: grid.cell_count() == 2 and grid.revealed(), timeout=UI_MS)
+    grid.hide()  # behind another tab
+    apply_theme(QApplication.instance(), other)
+    grid.show()
+    # and more maps than were placed: cells made or kept under the old theme come in too
+    grid.show_maps(rng.random((6, 6, 6)), [f"head {i}" for i in range(6)], list("abcdef"))
+    qtbot.waitUntil(lambda: grid.cell_count() == 6 and grid.revealed(), timeout=UI_MS)
+    texts = grid.drawn_texts()
+    assert {t.text for t in texts} >= {f"head {i}" for i in range(6)}
+    for t in texts:
+        assert t.ink.name() == QColor(other.window_text).name(), t.text
+
+
 # Generation's caption -----------------------------------------------------------------------
 def test_generations_caption_says_bright_is_more_weight(qtbot):
     weights = np.array([[0.1, 0.6, 0.3], [0.2, 0.2, 0.6]], dtype=np.float32)

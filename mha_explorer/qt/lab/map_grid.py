@@ -179,14 +179,16 @@ class MapGrid(pg.GraphicsLayoutWidget):
     def prepare(self, count: int) -> None:
         """Make ``count`` cells ahead, a few per event-loop turn, while nothing is shown."""
         self._target = max(self._target, count)
-        QTimer.singleShot(0, self._make_ahead)
+        QTimer.singleShot(0, self, self._make_ahead)
 
     def _make_ahead(self) -> None:
+        if self.closed:  # closed before its turn came: the scene has let its items go
+            return
         for _ in range(self.NEW_CELLS_PER_TURN):
             if len(self._pool) >= self._target:
                 return
             self._pool.append(MapCell(self._lut, self._ink, self.ci))
-        QTimer.singleShot(self.TURN_MS, self._make_ahead)
+        QTimer.singleShot(self.TURN_MS, self, self._make_ahead)
 
     def show_maps(self, maps: np.ndarray, titles: list[str], labels: list[str] | None = None) -> None:
         """``maps`` float [n, T, T]; a grid larger than the cells made so far fills in over
@@ -197,7 +199,7 @@ class MapGrid(pg.GraphicsLayoutWidget):
             self._pool.append(MapCell(self._lut, self._ink, self.ci))
         if missing > self.NEW_CELLS_PER_TURN:
             self._later = (maps, titles, labels)
-            QTimer.singleShot(self.TURN_MS, self._continue)
+            QTimer.singleShot(self.TURN_MS, self, self._continue)
         shown = min(count, len(self._pool))
         tokens = maps.shape[-1] if count else 0
         if shown != len(self._placed) or tokens != self._tokens or labels != self._labels:
@@ -227,6 +229,8 @@ class MapGrid(pg.GraphicsLayoutWidget):
         # (placing all 16 again was the longest turn of a sweep)
         for i in range(len(self._placed), count):
             cell = self._pool[i]
+            if cell.ink != self._ink:  # made or last shown under the other theme
+                cell.set_ink(self._ink)
             layout.addItem(cell, i // columns, i % columns)
             # laid out at once, but transparent (Qt does not paint it) until its turn
             cell.setOpacity(0.0)
@@ -302,9 +306,20 @@ class MapGrid(pg.GraphicsLayoutWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_pool"):
             self._ink = self.palette().color(QPalette.ColorRole.WindowText)  # a theme switch
-            for cell in self._pool:
-                cell.set_ink(self._ink)
+            # only the cells in sight take the new ink now: the rest as they are placed or
+            # shown (inking all 34 of the Lab's cells held a theme switch's turn 100 ms)
+            if self.isVisible():
+                self._ink_placed()
             self.resetCachedContent()  # the old theme's background, else, stays under the maps
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._ink_placed()
+
+    def _ink_placed(self) -> None:
+        for cell in self._placed:
+            if cell.ink != self._ink:
+                cell.set_ink(self._ink)
 
     # what a picture check reads ----------------------------------------------------------
     def drawn_texts(self) -> list[DrawnText]:

@@ -79,9 +79,6 @@ class LabPage(QWidget):
         v = self.views = LabViews()
         self.loss_plot, self.accuracy_plot, self.entropy_plot = v.loss_plot, v.accuracy_plot, v.entropy_plot
         self.maps, self.maps_heading = v.maps, v.maps_heading
-        self.survivors, self.answer = v.survivors, v.answer
-        self.comparison, self.ranking, self.pruning_plot = v.comparison, v.ranking, v.pruning_plot
-        self.tradeoff = v.tradeoff
         self.shown_run, self.tabs = v.shown_run, v.tabs
         self.shown_run.currentIndexChanged.connect(self._show_selected)
         outer = QHBoxLayout(self)
@@ -89,6 +86,31 @@ class LabPage(QWidget):
         self.controls.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         outer.addWidget(self.controls)
         outer.addWidget(v, 1)
+
+    # the views of the tabs behind the first, built a turn or two after the page (LabViews)
+    @property
+    def comparison(self):
+        return self.views.comparison
+
+    @property
+    def tradeoff(self):
+        return self.views.tradeoff
+
+    @property
+    def ranking(self):
+        return self.views.ranking
+
+    @property
+    def pruning_plot(self):
+        return self.views.pruning_plot
+
+    @property
+    def answer(self):
+        return self.views.answer
+
+    @property
+    def survivors(self):
+        return self.views.survivors
 
     def _start_worker(self) -> None:
         self._thread = QThread(self)
