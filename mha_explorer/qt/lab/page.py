@@ -22,7 +22,7 @@ from mha_explorer.core.lab.lesson import head_count_story, head_title, pruning_a
 from mha_explorer.qt.lab import tables
 from mha_explorer.qt.lab.controls import LabControls
 from mha_explorer.qt.lab.plots import color_for
-from mha_explorer.qt.lab.views import LabViews
+from mha_explorer.qt.lab.views import LATER_VIEWS, LabViews
 from mha_explorer.qt.lab.worker import LabRequest, LabWorker
 from mha_explorer.qt.staggered import StaggeredRefresh
 
@@ -87,30 +87,11 @@ class LabPage(QWidget):
         outer.addWidget(self.controls)
         outer.addWidget(v, 1)
 
-    # the views of the tabs behind the first, built a turn or two after the page (LabViews)
-    @property
-    def comparison(self):
-        return self.views.comparison
-
-    @property
-    def tradeoff(self):
-        return self.views.tradeoff
-
-    @property
-    def ranking(self):
-        return self.views.ranking
-
-    @property
-    def pruning_plot(self):
-        return self.views.pruning_plot
-
-    @property
-    def answer(self):
-        return self.views.answer
-
-    @property
-    def survivors(self):
-        return self.views.survivors
+    def __getattr__(self, name: str):
+        # only reached for a name not set: the views of the tabs LabViews builds a turn later
+        if name in LATER_VIEWS and "views" in self.__dict__:
+            return getattr(self.views, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _start_worker(self) -> None:
         self._thread = QThread(self)
