@@ -50,6 +50,9 @@ RunFunction = Callable[[ComputeRequest, Callable[[], bool], Progress], Trace]
 
 
 def load_engine():
+    from mha_explorer.core.engine.libraries import map_torch_libraries
+
+    map_torch_libraries()  # the slowest part of torch's import, with the GUI thread free to run
     from mha_explorer.core.engine import runner  # imports torch, on the calling thread
 
     return runner

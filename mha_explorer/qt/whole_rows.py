@@ -10,7 +10,7 @@ sections. Both scroll a row at a time, so the first row in sight is whole as wel
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -92,9 +92,14 @@ class WholeRowsArea(QScrollArea):
         super().__init__(parent)
         self._last = {False: 0, True: 0}  # the scroll value before, down and across
         self._fitting = False
+        # a change of size or content is fitted once, after the turn's layouts: fitted at each
+        # resize, the margins resized the content, which asked for a new fit, over and over
+        # (opening the Lab as a window of its own resized its plots 560 times in one turn)
+        self._fit_later = QTimer(self, singleShot=True, interval=0)
+        self._fit_later.timeout.connect(self._fit)
         for across, bar in ((False, self.verticalScrollBar()), (True, self.horizontalScrollBar())):
             bar.valueChanged.connect(lambda value, a=across: self._scrolled(value, a))
-            bar.rangeChanged.connect(lambda *_: self._fit())
+            bar.rangeChanged.connect(self._fit_later.start)
 
     def setWidget(self, widget: QWidget) -> None:  # Qt's API
         super().setWidget(widget)
@@ -103,12 +108,12 @@ class WholeRowsArea(QScrollArea):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's API
         if watched is self.widget() and event.type() in (QEvent.Type.Resize,
                                                            QEvent.Type.LayoutRequest):
-            self._fit()
+            self._fit_later.start()
         return super().eventFilter(watched, event)
 
     def resizeEvent(self, event) -> None:  # Qt's API
         super().resizeEvent(event)
-        self._fit()
+        self._fit_later.start()
 
     def _full(self, across: bool) -> int:
         """The viewport's length as if no margin shortened it."""

@@ -190,9 +190,19 @@ class MainWindow(FirstPaint, WindowExport, QMainWindow):
             QTimer.singleShot(0, self._open_compute_gate)
         later = self.controller.later
         later.schedule("weights_available", self.weights_panel.learn_availability)
+        # the panels behind tabs once the first trace is drawn: built while torch and the heads'
+        # modules were still importing on other threads, a panel's turn shared the interpreter
+        # with them and held the loop 400 ms for 90 ms of its own work
+        if self.controller.trace is not None:
+            self._build_behind_tabs()
+        else:
+            self.controller.trace_ready.connect(self._build_behind_tabs,
+                                                Qt.ConnectionType.SingleShotConnection)
+
+    def _build_behind_tabs(self, *_trace) -> None:
         for key in BEHIND_TABS:
             if key in self.shell.waiting():
-                later.schedule(("build", key), lambda k=key: self.shell.built(k))
+                self.controller.later.schedule(("build", key), lambda k=key: self.shell.built(k))
 
     # look ---------------------------------------------------------------------------
     @property

@@ -1,0 +1,42 @@
+"""torch's shared libraries mapped into the process before torch is imported, without holding
+the interpreter lock.
+
+The window imports torch on a worker thread. Python's import loads torch's extension, and with
+it libtorch (hundreds of MB to map and relocate), while holding the interpreter lock, so the GUI
+thread could not run for about 170 ms of it (a stop of the window's event loop at every start).
+libc's ``dlopen`` called through ctypes runs with the lock released; the import then finds the
+libraries already loaded and only initialises them. It is a head start only: anywhere it does
+not apply (not Linux, torch not installed, a library missing) the import loads them as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import os
+import sys
+
+# the library torch's extension links, which brings libtorch, libtorch_cpu and libc10 with it
+PYTHON_BINDINGS = "libtorch_python.so"
+
+
+def map_torch_libraries() -> bool:
+    """Load torch's libraries with the interpreter lock released; whether it did. Safe to call
+    more than once and after torch is imported (a loaded library is only counted again)."""
+    if not sys.platform.startswith("linux") or "torch" in sys.modules:
+        return False
+    with contextlib.suppress(Exception):
+        spec = importlib.util.find_spec("torch")  # finds the package without importing it
+        if spec is None or not spec.submodule_search_locations:
+            return False
+        path = os.path.join(next(iter(spec.submodule_search_locations)), "lib", PYTHON_BINDINGS)
+        if not os.path.isfile(path):
+            return False
+        libc = ctypes.CDLL(None)  # a foreign call lets go of the interpreter lock while it runs
+        libc.dlopen.argtypes = (ctypes.c_char_p, ctypes.c_int)
+        libc.dlopen.restype = ctypes.c_void_p
+        # the flags Python opens extension modules with: the libraries end up as the import
+        # alone would have left them
+        return bool(libc.dlopen(os.fsencode(path), sys.getdlopenflags()))
+    return False
