@@ -195,9 +195,9 @@ class MainWindow(FirstPaint, WindowExport, QMainWindow):
         # with them and held the loop 400 ms for 90 ms of its own work
         if self.controller.trace is not None:
             self._build_behind_tabs()
-        else:
-            self.controller.trace_ready.connect(self._build_behind_tabs,
-                                                Qt.ConnectionType.SingleShotConnection)
+        else:  # or once the first run has failed: torch is loaded either way
+            for said in (self.controller.trace_ready, self.controller.trace_failed):
+                said.connect(self._build_behind_tabs, Qt.ConnectionType.SingleShotConnection)
 
     def _build_behind_tabs(self, *_trace) -> None:
         for key in BEHIND_TABS:

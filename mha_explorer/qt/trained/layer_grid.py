@@ -78,6 +78,7 @@ class LayerGrid(QWidget):
         self._badges: list[list[str]] = []
         self._current: tuple[int, int] | None = None  # (layer 1-based, head 0-based)
         self._kinds: tuple[str, ...] = ()  # "local" / "global" per layer, when both occur
+        self._measured: tuple[tuple, tuple[int, int, int, int, int]] | None = None  # (key, _layout())
 
     # Data ------------------------------------------------------------------
     @property
@@ -98,6 +99,7 @@ class LayerGrid(QWidget):
         self._images = [[self._image(index[layer, h]) for h in range(maps.shape[1])]
                         for layer in range(maps.shape[0])]
         self._badges = badges or [[""] * maps.shape[1] for _ in range(maps.shape[0])]
+        self._measured = None
         if self._current is not None and not self._valid(*self._current):
             self._current = None
         self.updateGeometry()
@@ -106,6 +108,7 @@ class LayerGrid(QWidget):
     def clear(self) -> None:
         """No maps: those shown belonged to another model or text."""
         self._images, self._badges, self._kinds, self._current = [], [], (), None
+        self._measured = None
         self.updateGeometry()
         self.update()
 
@@ -156,22 +159,30 @@ class LayerGrid(QWidget):
     def _cell_px(self) -> int:
         return self._fit(self._badge_px())
 
+    def _layout(self) -> tuple[int, int, int, int, int]:
+        """(left, top, side, across, down): where the thumbnails start, their side, and the
+        pitch from one to the next. Measured once per size, type and maps: a paint asks for
+        every cell's place, and measuring the type for each held a theme switch 100 ms."""
+        key = (self.width(), self.height(), self.font().key())
+        if self._measured is None or self._measured[0] != key:
+            size, badge = self._cell_px(), self._badge_px()
+            self._measured = (key, (self._left_px(), self._top_px(), size, size + GAP_PX,
+                                    size + GAP_PX + badge))
+        return self._measured[1]
+
     def _pitch(self) -> tuple[int, int]:
         """(across, down): from one thumbnail to the next."""
-        size = self._cell_px()
-        return size + GAP_PX, size + GAP_PX + self._badge_px()
+        return self._layout()[3:]
 
     def cell_rect(self, layer: int, head: int) -> QRect:
         """Where the thumbnail of (layer 1-based, head 0-based) is drawn."""
-        size = self._cell_px()
-        across, down = self._pitch()
-        return QRect(self._left_px() + head * across, self._top_px() + (layer - 1) * down, size, size)
+        left, top, size, across, down = self._layout()
+        return QRect(left + head * across, top + (layer - 1) * down, size, size)
 
     def cell_at(self, point: QPoint) -> tuple[int, int] | None:
-        if not self._cell_px():
+        left, top, size, across, down = self._layout()
+        if not size:
             return None
-        across, down = self._pitch()
-        left, top = self._left_px(), self._top_px()
         col, row = (point.x() - left) // across, (point.y() - top) // down
         if point.x() < left or point.y() < top or not self._valid(row + 1, col):
             return None
