@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 from waits import UI_MS
@@ -65,6 +66,20 @@ def test_the_layers_grid_names_heads_apart_and_never_on_a_map(qtbot, size):
     if grid.cell_rect(1, 0).width() >= grid.fontMetrics().horizontalAdvance("h11") + 6:
         assert heads == [f"h{h}" for h in range(12)]  # room for every name: every name
     assert all(t.rect.height() >= grid.fontMetrics().height() - 1 for t in texts)  # none cut
+
+
+def test_a_deep_models_layer_names_stay_inside_a_short_grid(qtbot):
+    grid = shown(qtbot, LayerGrid(), (230, 150))
+    grid.set_maps(layer_maps(layers=18, heads=4))
+    grid.resize(230, grid.minimumSizeHint().height())  # as short as a layout may make it
+    inside = QRectF(grid.rect())
+    texts = grid.drawn_texts()
+    assert any(t.text.startswith("L18") for t in texts)  # the last layer is named
+    for t in texts:
+        box = QRectF(grid.mapFromGlobal(t.rect.topLeft().toPoint()), t.rect.size())
+        assert inside.contains(box), (t.text, box, inside)
+    for layer in (1, 18):  # and every row drawn inside it
+        assert inside.contains(QRectF(grid.cell_rect(layer, 0)))
 
 
 def test_the_layers_grid_writes_a_badge_under_its_map_where_there_is_room(qtbot):

@@ -37,6 +37,7 @@ from mha_explorer.qt.picture import DrawnShape, DrawnText
 
 LABEL_PX = 28  # at least this much room for the "L1" row labels and the "h0" column labels
 GAP_PX = 3
+MIN_SIDE_PX = 4  # a thumbnail's least side: the colour still reads as a dot
 LABEL_GAP_PX = 6  # air between two names side by side
 BADGE_MIN_CELL_PX = 44  # below this a thumbnail keeps all its room; the badge is on hover
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the heads panel marks a choice
@@ -148,7 +149,7 @@ class LayerGrid(QWidget):
             return 0
         w = (self.width() - self._left_px()) // heads - GAP_PX
         h = (self.height() - self._top_px()) // layers - GAP_PX - below
-        return max(4, min(w, h))
+        return max(MIN_SIDE_PX, min(w, h))
 
     def _badge_px(self) -> int:
         """A line under every thumbnail for its badge, where they are large enough to spare it."""
@@ -193,7 +194,11 @@ class LayerGrid(QWidget):
         return QSize(self._left_px() + max(heads, 1) * 64, self._top_px() + max(layers, 1) * 64)
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(self._left_px() + 12 * 16, self._top_px() + 6 * 16)
+        # every layer's row at least MIN_SIDE_PX tall: a model with many layers is not drawn
+        # past the grid's lower edge
+        layers = self.shape[0]
+        return QSize(self._left_px() + 12 * 16,
+                     self._top_px() + max(6 * 16, layers * (MIN_SIDE_PX + GAP_PX)))
 
     def texts(self) -> list[GridText]:
         """Every text the grid paints: the heads' names over the columns and the layers' beside
@@ -213,7 +218,10 @@ class LayerGrid(QWidget):
         for layer in spaced_positions(layers, label_step(layers, line, layers * down)):
             r = self.cell_rect(layer + 1, 0)
             middle = r.y() + r.height() / 2
-            box = QRectF(0, middle - max(r.height(), line) / 2, self._left_px(), max(r.height(), line))
+            tall = max(r.height(), line)
+            # a name taller than its row stays inside the grid, as the heads' names do across it
+            top = min(max(middle - tall / 2, 0.0), self.height() - tall)
+            box = QRectF(0, top, self._left_px(), tall)
             texts.append(GridText(self._layer_name(layer + 1), box))
         below = self._badge_px()
         for layer in range(1, layers + 1) if below else ():
