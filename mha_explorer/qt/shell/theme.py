@@ -324,18 +324,22 @@ def _no_collection() -> Iterator[None]:
 
 
 def styled_widgets(app: QApplication) -> list[QWidget]:
-    """The widgets a rule of the style sheet picks (the tool tip's included)."""
-    picked = []
+    """The widgets a rule of the style sheet picks (the tool tip's included). The selectors
+    that end in the same kind of widget share one search of each window: the window's
+    hidden popups and menus make hundreds of windows, searched once per selector before."""
+    by_subject: dict[tuple[str | None, str | None], list[tuple[_Step, ...]]] = {}
     for selector in _selectors():
-        subject = selector[-1]
-        kind = QWidget if subject.type in (None, _TOOLTIP) else getattr(QtWidgets, subject.type, QWidget)
-        for window in app.topLevelWidgets():
-            if subject.type == _TOOLTIP:
-                candidates = [window] if window.inherits("QTipLabel") else []
-            else:
-                found = window.findChildren(kind, subject.id) if subject.id else window.findChildren(kind)
-                candidates = [window, *found]
-            picked += [w for w in candidates if subject.type == _TOOLTIP or _picked(w, selector)]
+        by_subject.setdefault((selector[-1].type, selector[-1].id), []).append(selector)
+    windows = app.topLevelWidgets()
+    picked = []
+    for (kind_name, name), selectors in by_subject.items():
+        if kind_name == _TOOLTIP:
+            picked += [window for window in windows if window.inherits("QTipLabel")]
+            continue
+        kind = QWidget if kind_name is None else getattr(QtWidgets, kind_name, QWidget)
+        for window in windows:
+            found = window.findChildren(kind, name) if name else window.findChildren(kind)
+            picked += [w for w in (window, *found) if any(_picked(w, selector) for selector in selectors)]
     return list(dict.fromkeys(picked))
 
 
