@@ -27,6 +27,7 @@ from mha_explorer.qt.shell import layouts
 from mha_explorer.qt.shell.compute_gate import ComputeGate
 from mha_explorer.qt.shell.docks import DockShell, name_qt_parts
 from mha_explorer.qt.shell.first_paint import FirstPaint
+from mha_explorer.qt.shell.long_lived import LongLivedFreezer
 from mha_explorer.qt.shell.menus import build_menus
 from mha_explorer.qt.shell.presentation import HIDDEN_DOCKS, Presenter, fit_on_screen
 from mha_explorer.qt.shell.settings import Preferences
@@ -80,6 +81,7 @@ class MainWindow(FirstPaint, WindowExport, QMainWindow):
         self.shell.add_later("heatmaps", "Heads", self._make_heatmaps, Qt.DockWidgetArea.RightDockWidgetArea,
                              waiting="The heads appear after the first computation…", when_shown=False)
         controller.trace_ready.connect(self._build_heatmaps)
+        self._freezer = LongLivedFreezer(controller, self)  # no collector pauses of 100 ms
         self._dock("shapes", "Shapes", self.shapes, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.shell.add_later("params", "Parameters && memory", lambda: parameters_page(self),
                              Qt.DockWidgetArea.BottomDockWidgetArea, waiting="Opening the parameters…")
