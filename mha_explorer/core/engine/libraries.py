@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib.util
 import os
 import sys
@@ -33,10 +34,22 @@ def map_torch_libraries() -> bool:
         path = os.path.join(next(iter(spec.submodule_search_locations)), "lib", PYTHON_BINDINGS)
         if not os.path.isfile(path):
             return False
-        libc = ctypes.CDLL(None)  # a foreign call lets go of the interpreter lock while it runs
-        libc.dlopen.argtypes = (ctypes.c_char_p, ctypes.c_int)
-        libc.dlopen.restype = ctypes.c_void_p
         # the flags Python opens extension modules with: the libraries end up as the import
         # alone would have left them
-        return bool(libc.dlopen(os.fsencode(path), sys.getdlopenflags()))
+        return bool(_dlopen()(os.fsencode(path), sys.getdlopenflags()))
     return False
+
+
+@functools.cache
+def _dlopen():
+    """libc's dlopen as a foreign function, which lets go of the interpreter lock while it
+    runs. Found once, on the thread that imports this module: finding it is itself a dlopen,
+    made with the lock held, and on another thread it waited for a mapping in progress."""
+    libc = ctypes.CDLL(None)
+    libc.dlopen.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    libc.dlopen.restype = ctypes.c_void_p
+    return libc.dlopen
+
+
+if sys.platform.startswith("linux"):
+    _dlopen()

@@ -19,6 +19,7 @@ from PySide6.QtCore import QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
+from mha_explorer.core.engine.libraries import map_torch_libraries  # finds dlopen on this thread
 from mha_explorer.qt.controller import Controller
 from mha_explorer.qt.panels.configuration import ControlsPanel
 from mha_explorer.qt.panels.shapes import ShapesTable
@@ -376,6 +377,10 @@ class MainWindow(FirstPaint, WindowExport, QMainWindow):
 
 
 def _import_quietly(name: str) -> None:
-    """A head start only: a failure here is met again, and reported, where the module is used."""
+    """A head start only: a failure here is met again, and reported, where the module is used.
+    torch's libraries are mapped first (as the jobs thread does): the dynamic loader takes one
+    library at a time, and an extension module imported here while libtorch was being mapped
+    waited for the loader holding the interpreter lock, which stopped the window 200 ms."""
+    map_torch_libraries()
     with contextlib.suppress(Exception):  # the GUI thread's own import raises it in context
         importlib.import_module(name)

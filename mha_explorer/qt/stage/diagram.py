@@ -347,10 +347,10 @@ class StageDiagram(FirstPaint, QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.generic.setGeometry(self.rect())
-        if self.painted:
-            self._redraw()
-        else:  # the window passes the view through ten sizes before its first frame
-            self.hold(self._redraw)
+        # drawn at the size it has when next painted or read: the window passes the view through
+        # ten sizes before its first frame, and presentation's re-arrangement through several in
+        # one turn, each of which was drawn (130 ms of the turn that entered presentation)
+        self.hold(self._redraw)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
