@@ -11,12 +11,14 @@ not apply (not Linux, torch not installed, a library missing) the import loads t
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import functools
 import importlib.util
 import os
 import sys
+import threading
 
 # the library torch's extension links, which brings libtorch, libtorch_cpu and libc10 with it
 PYTHON_BINDINGS = "libtorch_python.so"
@@ -36,8 +38,20 @@ def map_torch_libraries() -> bool:
             return False
         # the flags Python opens extension modules with: the libraries end up as the import
         # alone would have left them
-        return bool(_dlopen()(os.fsencode(path), sys.getdlopenflags()))
+        with _MAPPING:
+            return bool(_dlopen()(os.fsencode(path), sys.getdlopenflags()))
     return False
+
+
+# held while a mapping runs: the process does not exit under it (libtorch's static constructors
+# still running on one thread while exit ran its destructors crashed a window closed by Ctrl+C)
+_MAPPING = threading.Lock()
+
+
+@atexit.register
+def _let_a_mapping_end() -> None:
+    with _MAPPING:
+        pass
 
 
 @functools.cache
