@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from mha_explorer.core.display.colors import WEIGHTS_COLORMAP, ink_on
 from mha_explorer.qt.colormaps import lookup_table
+from mha_explorer.qt.trained.head_picking import PicksAHead
 
 CURRENT_PEN = QPen(QColor("#D55E00"), 2.5)  # vermillion, as the layers grid marks a choice
 MIN_CELL_PX = (44, 5)  # a cell still holds "-0.47" in small type, and a row (5 px) still shows its colour
 
 
-class HeadGrid(QWidget):
+class HeadGrid(PicksAHead, QWidget):
     head_chosen = Signal(int, int)
 
     def __init__(self, title: str, parent: QWidget | None = None) -> None:
@@ -146,14 +147,6 @@ class HeadGrid(QWidget):
         shown = round(float(value), self._decimals) + 0.0  # + 0.0: a value rounded to -0 is written 0
         return f"{shown:.{self._decimals}f}".replace("-", "−")
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
-        cell = self.cell_at(event.position().toPoint())
-        if cell is None:
-            return super().mousePressEvent(event)
-        self.set_current(*cell)
-        self.head_chosen.emit(*cell)
-        return None
-
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         cell = self.cell_at(event.position().toPoint())
         if cell is not None:
@@ -162,20 +155,3 @@ class HeadGrid(QWidget):
             QToolTip.showText(event.globalPosition().toPoint(), f"layer {layer}{kind}, head {head}: "
                               f"{self.title} {self._text(self.values[layer - 1, head])}", self)
         super().mouseMoveEvent(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
-        layers, heads = self.shape
-        if not layers:
-            return super().keyPressEvent(event)
-        layer, head = self._current or (1, 0)
-        moves = {Qt.Key.Key_Left: (0, -1), Qt.Key.Key_Right: (0, 1), Qt.Key.Key_Up: (-1, 0),
-                 Qt.Key.Key_Down: (1, 0)}
-        if event.key() in moves:
-            dl, dh = moves[event.key()]
-            self.set_current(min(max(layer + dl, 1), layers), min(max(head + dh, 0), heads - 1))
-        elif event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.set_current(layer, head)
-            self.head_chosen.emit(layer, head)
-        else:
-            return super().keyPressEvent(event)
-        return None

@@ -21,7 +21,6 @@ from PySide6.QtGui import (
     QColor,
     QFontMetricsF,
     QImage,
-    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -34,6 +33,7 @@ from mha_explorer.core.display.token_ticks import label_step, spaced_positions
 from mha_explorer.qt.colormaps import lookup_table
 from mha_explorer.qt.drawn import in_window, painted_text
 from mha_explorer.qt.picture import DrawnShape, DrawnText
+from mha_explorer.qt.trained.head_picking import PicksAHead
 
 LABEL_PX = 28  # at least this much room for the "L1" row labels and the "h0" column labels
 GAP_PX = 3
@@ -59,7 +59,7 @@ def map_image(index: np.ndarray, lut: np.ndarray) -> QImage:
     return QImage(rgb.data, w, h, 3 * w, QImage.Format.Format_RGB888).copy()  # owns its pixels
 
 
-class LayerGrid(QWidget):
+class LayerGrid(PicksAHead, QWidget):
     """A layers × heads grid of attention-map thumbnails.
 
     ``set_maps(maps [L, H, T, S] in 0..1, badges)``; ``set_current(layer, head)``;
@@ -263,13 +263,6 @@ class LayerGrid(QWidget):
                            f"layer {layer} head {head}", "map")
                 for layer in range(1, layers + 1) for head in range(heads)] if self.isVisible() else []
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        cell = self.cell_at(event.position().toPoint())
-        if cell is None:
-            return super().mousePressEvent(event)
-        self.set_current(*cell)
-        self.head_chosen.emit(*cell)
-
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         cell = self.cell_at(event.position().toPoint())
         if cell is not None:
@@ -279,19 +272,3 @@ class LayerGrid(QWidget):
             text = f"layer {layer}{kind}, head {head}" + (f": {badge}" if badge else "")
             QToolTip.showText(event.globalPosition().toPoint(), text, self)
         super().mouseMoveEvent(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        layers, heads = self.shape
-        if not layers:
-            return super().keyPressEvent(event)
-        layer, head = self._current or (1, 0)
-        moves = {Qt.Key.Key_Left: (0, -1), Qt.Key.Key_Right: (0, 1),
-                 Qt.Key.Key_Up: (-1, 0), Qt.Key.Key_Down: (1, 0)}
-        if event.key() in moves:
-            dl, dh = moves[event.key()]
-            self.set_current(min(max(layer + dl, 1), layers), min(max(head + dh, 0), heads - 1))
-        elif event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.set_current(layer, head)
-            self.head_chosen.emit(layer, head)
-        else:
-            super().keyPressEvent(event)
